@@ -1,0 +1,1 @@
+"""The agent: LLM factory, graph state, tool adapters, nodes and trace."""

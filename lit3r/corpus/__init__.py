@@ -1,0 +1,1 @@
+"""Papers in: ingest files, parse them into blocks, chunk the blocks."""

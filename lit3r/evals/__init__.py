@@ -1,0 +1,1 @@
+"""Evaluation: datasets, scorers and benchmark drivers."""

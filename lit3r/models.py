@@ -1,0 +1,143 @@
+"""Domain models: what a paper, a parsed block, a chunk and its locator are.
+
+Every stage passes these plain pydantic objects along: parsers produce
+:class:`ParsedPaper`, chunkers turn its blocks into :class:`Chunk` objects, and
+indexes and tools return chunks whose :class:`Locator` points back at the exact
+place in the paper (page, section, paragraph, table or figure, character span).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ChunkType = Literal["title_abstract", "text", "table", "figure", "equation"]
+"""The five chunk types of the Lit3R design."""
+
+BlockType = Literal["text", "table", "figure", "equation"]
+"""What a parser can find in a paper's body (title and abstract live on Paper)."""
+
+CHUNK_TYPES: tuple[ChunkType, ...] = ("title_abstract", "text", "table", "figure", "equation")
+
+BLOCK_SEPARATOR = "\n\n"
+"""How blocks are joined into a paper's canonical text, which spans index into."""
+
+
+class Reference(BaseModel):
+    """One entry of a paper's reference list."""
+
+    raw: str = Field(description="The reference as it appears in the paper.")
+    title: str | None = Field(default=None, description="The cited work's title, when it could be parsed.")
+    authors: list[str] = Field(default_factory=list, description="Author names, when parsed.")
+    year: int | None = Field(default=None, description="Publication year, when parsed.")
+    resolved_id: str | None = Field(
+        default=None, description="Id of the corpus paper this reference was matched to by normalised title."
+    )
+
+
+class Paper(BaseModel):
+    """A paper's bibliographic record."""
+
+    id: str = Field(description="Corpus-unique paper id (QASPER/arXiv id, front-matter id or file-derived slug).")
+    title: str = Field(description="Title as given by the source.")
+    abstract: str = Field(default="", description="Abstract text; empty when the source has none.")
+    venue: str | None = Field(default=None, description="Venue, e.g. 'ACL'.")
+    year: int | None = Field(default=None, description="Publication year.")
+    authors: list[str] = Field(default_factory=list, description="Author names in order.")
+    references: list[Reference] = Field(default_factory=list, description="The parsed reference list.")
+    source: str | None = Field(default=None, description="File the paper was ingested from.")
+    source_format: str | None = Field(default=None, description="Parser that produced it: qasper, pdf, markdown, ...")
+
+    @property
+    def venue_tag(self) -> str | None:
+        """The ``[VENUE YEAR]`` tag the title-abstract chunk starts with, when known."""
+        parts = [p for p in (self.venue, str(self.year) if self.year else None) if p]
+        return f"[{' '.join(parts)}]" if parts else None
+
+    @property
+    def resolved_references(self) -> list[str]:
+        """Ids of corpus papers this paper cites, in reference-list order, without duplicates."""
+        return list(dict.fromkeys(r.resolved_id for r in self.references if r.resolved_id))
+
+
+class Locator(BaseModel):
+    """Where a chunk sits in its paper. Unknown parts stay ``None``."""
+
+    page: int | None = Field(default=None, description="1-based page number (PDF sources).")
+    section: str | None = Field(default=None, description="Heading of the section the text is under.")
+    paragraph: int | None = Field(
+        default=None, description="0-based index of the chunk's first paragraph among the paper's body blocks."
+    )
+    paragraph_end: int | None = Field(default=None, description="Index of the chunk's last paragraph (inclusive).")
+    object_id: str | None = Field(default=None, description="Table or figure id, e.g. 'Table 2' or 'Figure 1'.")
+    char_start: int | None = Field(default=None, description="Start offset in the paper's canonical text.")
+    char_end: int | None = Field(default=None, description="End offset (exclusive) in the paper's canonical text.")
+
+    def describe(self) -> str:
+        """A short human-readable rendering, e.g. ``p. 3 · §2 Method · Table 1``."""
+        parts = []
+        if self.page is not None:
+            parts.append(f"p. {self.page}")
+        if self.section:
+            parts.append(f"§ {self.section}")
+        if self.object_id:
+            parts.append(self.object_id)
+        if self.paragraph is not None:
+            end = f"-{self.paragraph_end}" if self.paragraph_end not in (None, self.paragraph) else ""
+            parts.append(f"¶ {self.paragraph}{end}")
+        if self.char_start is not None:
+            parts.append(f"chars {self.char_start}-{self.char_end}")
+        return " · ".join(parts)
+
+
+class Block(BaseModel):
+    """A structural unit a parser found in a paper's body: a paragraph, table, figure caption or equation."""
+
+    type: BlockType = Field(description="What the block holds.")
+    text: str = Field(description="The block's text (tables as pipe rows, figures as their caption).")
+    page: int | None = Field(default=None, description="1-based page the block starts on.")
+    section: str | None = Field(default=None, description="Heading the block sits under.")
+    object_id: str | None = Field(default=None, description="Table or figure id, when the block is one.")
+    char_start: int | None = Field(default=None, description="Start offset in the paper's canonical text.")
+    char_end: int | None = Field(default=None, description="End offset (exclusive) in the canonical text.")
+
+
+class ParsedPaper(BaseModel):
+    """A paper and its body blocks, as one parser produced them: the input of every chunker."""
+
+    paper: Paper
+    blocks: list[Block] = Field(default_factory=list)
+
+    def canonical_text(self) -> str:
+        """Title, abstract and every block joined by blank lines; spans index into this."""
+        return BLOCK_SEPARATOR.join([self.paper.title, self.paper.abstract, *(b.text for b in self.blocks)])
+
+    def with_spans(self) -> ParsedPaper:
+        """Return a copy whose blocks carry their character spans in :meth:`canonical_text`."""
+        offset = len(self.paper.title) + len(BLOCK_SEPARATOR) + len(self.paper.abstract) + len(BLOCK_SEPARATOR)
+        blocks = []
+        for block in self.blocks:
+            blocks.append(block.model_copy(update={"char_start": offset, "char_end": offset + len(block.text)}))
+            offset += len(block.text) + len(BLOCK_SEPARATOR)
+        return self.model_copy(update={"blocks": blocks})
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the paper holds no text at all beyond its title."""
+        return not self.paper.abstract.strip() and not any(b.text.strip() for b in self.blocks)
+
+
+class Chunk(BaseModel):
+    """A retrievable unit of a paper, with its locator."""
+
+    id: str = Field(description="Corpus-unique chunk id: '<paper id>::c<ordinal>'.")
+    paper_id: str = Field(description="Id of the paper it belongs to.")
+    type: ChunkType = Field(description="One of the five chunk types.")
+    text: str = Field(description="The text that is indexed and shown (headers included for the QASPER chunker).")
+    locator: Locator = Field(default_factory=Locator)
+
+
+def chunk_id(paper_id: str, ordinal: int) -> str:
+    """The id of the ``ordinal``-th chunk of a paper."""
+    return f"{paper_id}::c{ordinal:04d}"
