@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 
 class ChunkerSettings(BaseModel):
@@ -29,7 +29,9 @@ class ChunkerSettings(BaseModel):
     )
     max_chars: int = Field(default=2000, gt=0, description="Structural chunker: a chunk stops at this many characters.")
     tokens: int = Field(default=500, gt=0, description="QASPER chunker: tokens (white-space words) per chunk.")
-    overlap: float = Field(default=0.1, ge=0, lt=1, description="QASPER chunker: fraction of a chunk repeated in the next.")
+    overlap: float = Field(
+        default=0.1, ge=0, lt=1, description="QASPER chunker: fraction of a chunk repeated in the next."
+    )
 
 
 class EmbedderSettings(BaseModel):
@@ -120,29 +122,14 @@ def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_settings(preset: str | None = None, **overrides: Any) -> Settings:
-    """Settings from a preset, then the environment, then explicit overrides (nested dicts allowed).
+    """Settings from a preset, then ``LIT3R_`` environment variables, then explicit overrides (nested dicts allowed).
 
     The environment wins over the preset and loses to explicit arguments.
     """
-    env = Settings().model_dump()  # defaults + LIT3R_ environment
-    defaults = Settings.model_construct().model_dump()
-    values = _deep_merge(load_preset(preset), {}) if preset else {}
-    env_only = _diff(env, defaults)
-    values = _deep_merge(_deep_merge(values, env_only), {k: v for k, v in overrides.items() if v is not None})
+    values = load_preset(preset) if preset else {}
+    values = _deep_merge(values, EnvSettingsSource(Settings)())
+    values = _deep_merge(values, {k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)
-
-
-def _diff(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
-    """The entries of ``values`` that differ from ``defaults`` (recursively)."""
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, dict) and isinstance(defaults.get(key), dict):
-            sub = _diff(value, defaults[key])
-            if sub:
-                out[key] = sub
-        elif value != defaults.get(key):
-            out[key] = value
-    return out
 
 
 def index_key(settings: Settings) -> str:

@@ -27,14 +27,10 @@ class ParseError(Exception):
 def parser_for(path: Path) -> Parser | None:
     """The parser for ``path`` by its suffix, or None when lit3r does not read that kind of file."""
     name = path.name.lower()
-    if name.endswith((".json", ".json.gz")):
-        from lit3r.corpus.parsers.qasper import parse_qasper
+    if name.endswith((".json", ".json.gz", ".jsonl", ".jsonl.gz")):
+        from lit3r.corpus.parsers.records import parse_records
 
-        return parse_qasper
-    if name.endswith((".jsonl", ".jsonl.gz")):
-        from lit3r.corpus.parsers.jsonl import parse_jsonl
-
-        return parse_jsonl
+        return parse_records
     if name.endswith(".pdf"):
         from lit3r.corpus.parsers.pdf import parse_pdf
 
