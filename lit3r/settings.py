@@ -27,10 +27,10 @@ class ChunkerSettings(BaseModel):
         description="'structural': Lit3R paragraph/page/heading chunks of five types; "
         "'qasper': 500-token windows with overlap and a title/section header.",
     )
-    max_chars: int = Field(default=2000, gt=0, description="Structural chunker: a chunk stops at this many characters.")
+    max_chars: int = Field(default=2000, gt=0, description="Structural chunker: most characters in a chunk.")
     tokens: int = Field(default=500, gt=0, description="QASPER chunker: tokens (white-space words) per chunk.")
     overlap: float = Field(
-        default=0.1, ge=0, lt=1, description="QASPER chunker: fraction of a chunk repeated in the next."
+        default=0.1, ge=0, lt=1, description="QASPER chunker: share of a chunk repeated in the next."
     )
 
 
