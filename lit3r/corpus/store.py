@@ -1,0 +1,141 @@
+"""The corpus store: every ingested source file and the papers parsed from it, in one SQLite file.
+
+SQLite gives atomic commits, so an ingest killed half-way leaves the store as it
+was after the last file that went in. Each source is recorded with its content
+hash; re-ingesting an unchanged file does no work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from lit3r.models import ParsedPaper
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sources (
+    path TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL,
+    status TEXT NOT NULL,          -- 'ok' or 'error'
+    error TEXT,
+    paper_ids TEXT NOT NULL,       -- JSON list
+    ingested_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS papers (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    data TEXT NOT NULL             -- ParsedPaper as JSON
+);
+CREATE INDEX IF NOT EXISTS papers_source ON papers(source);
+"""
+
+
+def file_sha256(path: Path) -> str:
+    """Content hash of a file, read in blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def paper_hash(parsed: ParsedPaper) -> str:
+    """Content hash of a parsed paper (what the index build compares to find changed papers)."""
+    return hashlib.sha256(parsed.model_dump_json().encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    path: str
+    sha256: str
+    status: str
+    error: str | None
+    paper_ids: list[str]
+
+
+class CorpusStore:
+    """Papers and their sources under ``<home>/corpus.sqlite``."""
+
+    def __init__(self, home: Path) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        self.path = home / "corpus.sqlite"
+        self._db = sqlite3.connect(self.path)
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> CorpusStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def source(self, path: str) -> SourceRecord | None:
+        row = self._db.execute(
+            "SELECT path, sha256, status, error, paper_ids FROM sources WHERE path = ?", (path,)
+        ).fetchone()
+        return SourceRecord(row[0], row[1], row[2], row[3], json.loads(row[4])) if row else None
+
+    def sources(self) -> list[SourceRecord]:
+        rows = self._db.execute("SELECT path, sha256, status, error, paper_ids FROM sources ORDER BY path")
+        return [SourceRecord(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in rows]
+
+    def owner_of(self, paper_id: str) -> str | None:
+        """The source a paper id was ingested from, if any."""
+        row = self._db.execute("SELECT source FROM papers WHERE id = ?", (paper_id,)).fetchone()
+        return row[0] if row else None
+
+    def replace_source(self, path: str, sha256: str, papers: list[ParsedPaper]) -> None:
+        """Record a successfully parsed source and its papers, replacing what it held before, atomically."""
+        with self._db:
+            self._db.execute("DELETE FROM papers WHERE source = ?", (path,))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO papers (id, source, content_hash, data) VALUES (?, ?, ?, ?)",
+                [(p.paper.id, path, paper_hash(p), p.model_dump_json()) for p in papers],
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO sources VALUES (?, ?, 'ok', NULL, ?, ?)",
+                (path, sha256, json.dumps([p.paper.id for p in papers]), _now()),
+            )
+
+    def record_error(self, path: str, sha256: str, error: str) -> None:
+        """Remember a file that could not be ingested (its earlier papers, if any, stay)."""
+        previous = self.source(path)
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO sources VALUES (?, ?, 'error', ?, ?, ?)",
+                (path, sha256, error, json.dumps(previous.paper_ids if previous else []), _now()),
+            )
+
+    def update_papers(self, papers: Iterable[ParsedPaper]) -> None:
+        """Rewrite papers in place (e.g. after reference resolution)."""
+        with self._db:
+            self._db.executemany(
+                "UPDATE papers SET data = ?, content_hash = ? WHERE id = ?",
+                [(p.model_dump_json(), paper_hash(p), p.paper.id) for p in papers],
+            )
+
+    def iter_papers(self) -> Iterator[ParsedPaper]:
+        for (data,) in self._db.execute("SELECT data FROM papers ORDER BY rowid"):
+            yield ParsedPaper.model_validate_json(data)
+
+    def paper_hashes(self) -> dict[str, str]:
+        return dict(self._db.execute("SELECT id, content_hash FROM papers ORDER BY rowid").fetchall())
+
+    def get(self, paper_id: str) -> ParsedPaper | None:
+        row = self._db.execute("SELECT data FROM papers WHERE id = ?", (paper_id,)).fetchone()
+        return ParsedPaper.model_validate_json(row[0]) if row else None
+
+    def count_papers(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

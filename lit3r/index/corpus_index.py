@@ -1,0 +1,108 @@
+"""A built index generation, opened lazily: each part loads on first use."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from lit3r.index.bm25 import BM25Index
+from lit3r.index.citations import CitationGraph
+from lit3r.index.dense import DenseIndex
+from lit3r.index.encoders import Encoder, load_encoder, load_paper_encoder
+from lit3r.index.layout import IndexLayout
+from lit3r.models import Chunk, Paper
+from lit3r.settings import Settings
+
+
+class IndexNotBuiltError(RuntimeError):
+    """Raised when a command needs an index that has not been built for these settings."""
+
+
+def write_jsonl(path: Path, items: Iterable[BaseModel]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for item in items:
+            handle.write(item.model_dump_json(exclude_none=True) + "\n")
+
+
+class CorpusIndex:
+    """Every index of one generation; nothing is read from disk until it is needed."""
+
+    def __init__(self, folder: Path, settings: Settings) -> None:
+        self.folder = folder
+        self.settings = settings
+
+    @classmethod
+    def open(cls, settings: Settings) -> CorpusIndex:
+        """The current index for ``settings``, or a clear error saying how to build it."""
+        layout = IndexLayout(settings)
+        current = layout.current()
+        if current is None:
+            raise IndexNotBuiltError(
+                f"no index for these settings (key {layout.key}) under {settings.home}: run `lit3r index` first"
+            )
+        return cls(current, settings)
+
+    @cached_property
+    def manifest(self) -> dict[str, Any]:
+        return json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+
+    @cached_property
+    def papers(self) -> dict[str, Paper]:
+        with (self.folder / "papers.jsonl").open(encoding="utf-8") as handle:
+            return {p.id: p for p in (Paper.model_validate_json(line) for line in handle)}
+
+    @cached_property
+    def chunks(self) -> list[Chunk]:
+        with (self.folder / "chunks.jsonl").open(encoding="utf-8") as handle:
+            return [Chunk.model_validate_json(line) for line in handle]
+
+    @cached_property
+    def chunk_by_id(self) -> dict[str, Chunk]:
+        return {c.id: c for c in self.chunks}
+
+    @cached_property
+    def chunks_by_paper(self) -> dict[str, list[Chunk]]:
+        grouped: dict[str, list[Chunk]] = {}
+        for chunk in self.chunks:
+            grouped.setdefault(chunk.paper_id, []).append(chunk)
+        return grouped
+
+    def paper_text(self, paper_id: str) -> str:
+        """The paper's indexed text: its chunks in order (what paper-level BM25 indexes)."""
+        return "\n\n".join(c.text for c in self.chunks_by_paper.get(paper_id, []))
+
+    @cached_property
+    def bm25_chunks(self) -> BM25Index:
+        return BM25Index.load(self.folder / "bm25_chunks")
+
+    @cached_property
+    def bm25_papers(self) -> BM25Index:
+        return BM25Index.load(self.folder / "bm25_papers")
+
+    @cached_property
+    def dense(self) -> DenseIndex:
+        return DenseIndex.load(self.folder / "dense")
+
+    @cached_property
+    def paper_vectors(self) -> DenseIndex:
+        return DenseIndex.load(self.folder / "paper_vectors")
+
+    @cached_property
+    def citations(self) -> CitationGraph:
+        return CitationGraph.load(self.folder / "citations")
+
+    @cached_property
+    def encoder(self) -> Encoder:
+        return load_encoder(self.settings.embedder)
+
+    @cached_property
+    def paper_encoder(self) -> Encoder:
+        return load_paper_encoder(self.settings.paper_embedder, self.settings.embedder)
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.folder.rglob("*") if p.is_file())
