@@ -1,0 +1,67 @@
+"""Build a reranker from a short spec string (settings, CLI flags, presets)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lit3r.tools.rerankers import Reranker
+
+SPECS = (
+    "none",
+    "bi-encoder",
+    "maxsim-minilm",
+    "lexical",
+    "cross-encoder:<path or name>",
+    "colbert:<path or name>",
+    "llm",
+)
+
+
+def _model_of(spec: str, prefix: str) -> str:
+    model = spec[len(prefix) :].strip()
+    if not model:
+        raise ValueError(f"reranker spec {spec!r} names no model: use '{prefix}<path or hub name>'")
+    return model
+
+
+def load_reranker(spec: str, **kwargs: Any) -> Reranker | None:
+    """The reranker ``spec`` names; ``None`` for 'none' (retrieval keeps its own order).
+
+    Specs: 'none', 'bi-encoder', 'maxsim-minilm', 'lexical', 'cross-encoder:<path or name>',
+    'colbert:<path or name>', 'llm' (pass ``chat_model=``). Keyword arguments go to the reranker's
+    constructor. Model weights load on the first score, not here.
+
+    Raises:
+        ValueError: unknown spec, a model spec without a model, or 'llm' without ``chat_model``.
+    """
+    spec = spec.strip()
+    if spec == "none":
+        return None
+    if spec == "bi-encoder":
+        from lit3r.tools.rerankers.offline import BiEncoderReranker
+
+        return BiEncoderReranker(**kwargs)
+    if spec == "maxsim-minilm":
+        from lit3r.tools.rerankers.offline import minilm_maxsim_reranker
+
+        return minilm_maxsim_reranker(**kwargs)
+    if spec == "lexical":
+        from lit3r.tools.rerankers.offline import LexicalReranker
+
+        return LexicalReranker(**kwargs)
+    if spec.startswith("cross-encoder:"):
+        from lit3r.tools.rerankers.cross_encoder import CrossEncoderReranker
+
+        return CrossEncoderReranker(_model_of(spec, "cross-encoder:"), **kwargs)
+    if spec.startswith("colbert:"):
+        from lit3r.tools.rerankers.colbert import ColbertReranker
+
+        return ColbertReranker(_model_of(spec, "colbert:"), **kwargs)
+    if spec == "llm":
+        from lit3r.tools.rerankers.llm import LLMPointwiseReranker
+
+        chat_model = kwargs.pop("chat_model", None)
+        if chat_model is None:
+            raise ValueError("reranker spec 'llm' needs a chat model: load_reranker('llm', chat_model=...)")
+        return LLMPointwiseReranker(chat_model, **kwargs)
+    raise ValueError(f"unknown reranker spec {spec!r}; expected one of: {', '.join(SPECS)}")
