@@ -1,0 +1,63 @@
+"""Retriever settings: every number of the Lit3R Retrieve and Relate steps (seed §2.1), described.
+
+Defaults are the seed's. The ablation switches (``prf``, ``rerank``, ``relate``) turn one
+stage off each, so its contribution can be measured.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CandidateOrder = Literal["round_robin", "grouped"]
+
+
+class RetrieverSettings(BaseModel):
+    """How the question-anchored retrieval (Ranking A) and the paper expansion (Ranking B) run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Retrieve: hybrid search and paper-level fusion.
+    rrf_k: int = Field(default=60, ge=0, description="RRF constant for index fusion, PRF fusion and source fusion.")
+    depth: int = Field(default=100, gt=0, description="Results taken from each index (chunk BM25, paper BM25, dense).")
+    prf: bool = Field(default=True, description="Pseudo-relevance feedback: one expanded sweep per subquery.")
+    prf_chars: int = Field(default=512, ge=0, description="Characters of the top paper's title-abstract appended.")
+
+    # Retrieve: chunk reranking.
+    rerank: bool = Field(default=True, description="Score candidates with the reranker; off keeps retrieval order.")
+    rerank_candidates: int = Field(default=200, gt=0, description="Chunks scored by the reranker per subquery.")
+    candidate_order: CandidateOrder = Field(
+        default="round_robin",
+        description="How candidate chunks follow the fused paper ranking: 'round_robin' takes each paper's best "
+        "chunk (papers in fused order), then each paper's second best, ...; 'grouped' lists all chunks of the "
+        "first paper, then of the second, ...",
+    )
+    pinned: int = Field(default=20, ge=0, description="Top retrieval chunks pinned above all others.")
+    pool_per_subquery: int = Field(default=20, ge=0, description="Chunks each subquery adds to the shared pool.")
+    blend_k: int = Field(default=60, ge=0, description="k of the blend s = w_ret/(k+r_ret) + w_rr/(k+r_rr).")
+    w_ret: float = Field(default=0.6, ge=0, description="Weight of the retrieval rank in the blend.")
+    w_rr: float = Field(default=0.4, ge=0, description="Weight of the reranker rank in the blend.")
+    pin_bonus: float = Field(default=1.0, gt=0, description="Added to pinned chunks' blend scores to keep them first.")
+
+    # Retrieve: rounds, decomposition, verification, HyDE.
+    max_rounds: int = Field(default=3, ge=1, description="Most retrieval rounds (decompose, retrieve, verify).")
+    subqueries_first: int = Field(default=4, ge=1, description="Subqueries asked for in round 1.")
+    subqueries_later: int = Field(default=4, ge=1, description="Most subqueries in each later round.")
+    hyde_min_words: int = Field(
+        default=10, ge=0, description="A subquery with fewer words gets a hypothetical passage as its dense query."
+    )
+    verify_papers: int = Field(default=20, ge=0, description="Top pool papers shown to the verifier.")
+    verify_chunks_per_paper: int = Field(default=2, ge=0, description="Best pool chunks shown per verified paper.")
+    verify_chunk_chars: int = Field(default=1800, ge=0, description="Characters each verified chunk is cut to.")
+
+    # Relate: paper-to-paper expansion and A/B fusion.
+    relate: bool = Field(default=True, description="Build Ranking B and fuse it with A; off: final = Ranking A.")
+    relate_depth: int = Field(default=100, gt=0, description="Neighbours taken per seed from each source.")
+    relate_seed_chars: int = Field(
+        default=1200, gt=0, description="Characters of a seed's indexed text used as its paper-BM25 query."
+    )
+    coupling_min_shared: int = Field(default=2, ge=1, description="Shared references needed for coupling.")
+    ranking_b_limit: int = Field(default=100, ge=0, description="Fused neighbours kept in Ranking B after the seeds.")
+    ab_k: int = Field(default=10, ge=0, description="RRF constant of the A/B fusion.")
+    final_papers: int = Field(default=50, ge=0, description="Papers of the final ranking passed to the reader.")

@@ -1,0 +1,256 @@
+"""Ranking A for one subquery: per-index paper rankings, RRF, PRF, candidate order, pinned blend rerank."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from conftest import HashingEncoder
+
+from lit3r.corpus.ingest import ingest
+from lit3r.corpus.store import CorpusStore
+from lit3r.index.build import build_index
+from lit3r.index.corpus_index import CorpusIndex
+from lit3r.settings import Settings
+from lit3r.tools import fusion
+from lit3r.tools.config import RetrieverSettings
+from lit3r.tools.retrieve import (
+    _representatives,
+    candidate_chunks,
+    fuse_papers,
+    paper_rankings,
+    prf_query,
+    retrieve_subquery,
+)
+
+# id -> (title, topic words, titles of cited corpus papers by id)
+PAPERS: dict[str, tuple[str, list[str], list[str]]] = {
+    "sparse": ("Okapi BM25 for sparse lexical retrieval", ["okapi", "lexical", "inverted", "saturation"], []),
+    "dense": ("Dense passage retrieval with dual encoders", ["dense", "encoder", "embedding", "contrastive"], []),
+    "rerank": (
+        "Cross-encoder reranking of passages",
+        ["reranker", "crossencoder", "logit", "pairwise"],
+        ["sparse", "dense"],
+    ),
+    "fusion": (
+        "Reciprocal rank fusion of retrieval runs",
+        ["fusion", "reciprocal", "runs", "combination"],
+        ["sparse", "dense", "rerank"],
+    ),
+    "citation": (
+        "Bibliographic coupling for citation recommendation",
+        ["coupling", "bibliographic", "cited", "jaccard"],
+        ["sparse", "graph"],
+    ),
+    "graph": ("Graph neural networks for molecules", ["molecule", "graph", "atom", "message"], []),
+    "vision": ("Convolutional image classification", ["convolution", "image", "pixel", "imagenet"], []),
+    "speech": (
+        "Speech recognition with transducers",
+        ["speech", "acoustic", "transducer", "phoneme"],
+        ["dense", "rerank", "vision"],
+    ),
+}
+
+
+def _record(pid: str) -> dict:
+    title, words, cites = PAPERS[pid]
+    sentence = "We study {a} and {b} in depth, measuring how {a} interacts with {b} across benchmarks."
+    abstract = " ".join(sentence.format(a=words[i % 4], b=words[(i + 1) % 4]) for i in range(6))
+    body = "The {w} analysis of {t} shows {w} gains. Ablating {w} changes the {t} results."
+    sections = [
+        {"heading": f"{i + 1} {word.title()}", "paragraphs": [body.format(w=word, t=title.lower()) * 2]}
+        for i, word in enumerate(words)
+    ]
+    return {
+        "id": pid,
+        "title": title,
+        "abstract": abstract,
+        "venue": "SIGIR",
+        "year": 2024,
+        "sections": sections,
+        "references": [{"title": PAPERS[c][0], "raw": PAPERS[c][0]} for c in cites],
+    }
+
+
+def make_index(home: Path) -> tuple[CorpusIndex, HashingEncoder]:
+    """Ingest the eight test papers (JSON lines) under ``home`` and build their index with a hashing encoder."""
+    settings = Settings(home=home)
+    source = home.parent / "papers.jsonl"
+    source.write_text("\n".join(json.dumps(_record(pid)) for pid in PAPERS), encoding="utf-8")
+    encoder = HashingEncoder()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("lit3r.index.build.load_encoder", lambda *_a, **_k: encoder)
+        patch.setattr("lit3r.index.build.load_paper_encoder", lambda *_a, **_k: encoder)
+        with CorpusStore(settings.home) as store:
+            ingest([source], store)
+            build_index(settings, store)
+    index = CorpusIndex.open(settings)
+    index.encoder = encoder  # cached_property: the instance attribute replaces the model load
+    index.paper_encoder = encoder
+    return index, encoder
+
+
+class ScriptedReranker:
+    """Reranker double: scores come from a function of (position, passage); every call is recorded."""
+
+    def __init__(self, score=lambda position, passage: -float(position), name: str = "scripted") -> None:
+        self.name = name
+        self._score = score
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        self.calls.append((query, list(passages)))
+        return [self._score(i, p) for i, p in enumerate(passages)]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> CorpusIndex:
+    return make_index(tmp_path_factory.mktemp("retrieve") / "home")[0]
+
+
+def spy_calls(monkeypatch: pytest.MonkeyPatch, obj: object, method: str) -> list[tuple]:
+    """Wrap ``obj.method`` for this test; the returned list fills with each call's (args, kwargs)."""
+    calls: list[tuple] = []
+    original = getattr(obj, method)
+
+    def spy(*args, **kwargs):
+        calls.append((args, kwargs))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(obj, method, spy)
+    return calls
+
+
+def test_paper_rankings_rank_each_paper_by_its_best_chunk(index) -> None:
+    rankings = paper_rankings(index, "okapi lexical inverted saturation", depth=100)
+    assert set(rankings) == {"bm25_chunks", "bm25_papers", "dense"}
+    assert all(r[0] == "sparse" for r in rankings.values())
+    hits = index.bm25_chunks.search("okapi lexical inverted saturation", 100)
+    expected = fusion.best_chunk_per_paper([(c, index.chunk_by_id[c].paper_id) for c, _s in hits])
+    assert rankings["bm25_chunks"] == expected
+    assert len(rankings["dense"]) == len(set(rankings["dense"])) == len(PAPERS)
+
+
+def test_fuse_papers_is_equal_weight_rrf_k60() -> None:
+    fused = dict(fuse_papers([["a", "b"], ["b", "c"], ["b"]]))
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61 + 1 / 61)
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert list(fused)[0] == "b"
+
+
+def test_prf_appends_exactly_the_first_512_chars_of_the_title_abstract(index) -> None:
+    title_abstract = index.chunks_by_paper["sparse"][0]
+    assert title_abstract.type == "title_abstract" and len(title_abstract.text) > 600
+    expanded = prf_query(index, "how is BM25 tuned", "sparse")
+    assert expanded == "how is BM25 tuned " + title_abstract.text[:512]
+    assert expanded.split(" ", 4)[4].startswith("[SIGIR 2024] Okapi BM25")
+    assert prf_query(index, "q", "sparse", chars=10) == "q " + title_abstract.text[:10]
+
+
+def test_prf_runs_one_second_sweep_with_the_top_paper(index, monkeypatch) -> None:
+    calls = spy_calls(monkeypatch, index.bm25_papers, "search")
+    result = retrieve_subquery(index, "dense encoder embedding", None, RetrieverSettings())
+    assert len(calls) == 2
+    top = result.trace["sweeps"]["original"]["fused"][0][0]
+    assert result.trace["prf"]["top_paper"] == top == "dense"
+    assert result.trace["sweeps"]["expanded"]["query"] == prf_query(index, "dense encoder embedding", top)
+    original = [p for p, _s in result.trace["sweeps"]["original"]["fused"]]
+    expanded = [p for p, _s in result.trace["sweeps"]["expanded"]["fused"]]
+    assert result.papers == fusion.rrf([original, expanded], k=60)
+
+
+def test_prf_off_runs_a_single_sweep(index, monkeypatch) -> None:
+    calls = spy_calls(monkeypatch, index.bm25_papers, "search")
+    result = retrieve_subquery(index, "dense encoder embedding", None, RetrieverSettings(prf=False))
+    assert len(calls) == 1
+    assert "expanded" not in result.trace["sweeps"] and result.trace["prf"] is None
+    assert result.papers == [tuple(p) for p in result.trace["sweeps"]["original"]["fused"]]
+
+
+def test_candidate_orders() -> None:
+    chunks_of = {"p1": ["a1", "a2", "a3"], "p2": ["b1"], "p3": ["c1", "c2"]}
+    assert candidate_chunks(["p1", "p2", "p3"], chunks_of) == ["a1", "b1", "c1", "a2", "c2", "a3"]
+    assert candidate_chunks(["p3", "p1"], chunks_of, "grouped") == ["c1", "c2", "a1", "a2", "a3"]
+    assert candidate_chunks(["p1", "p2", "p3"], chunks_of, limit=2) == ["a1", "b1"]
+    assert candidate_chunks(["p9", "p2"], chunks_of) == ["b1"]
+
+
+def test_candidates_follow_the_fused_paper_ranking_round_robin(index) -> None:
+    result = retrieve_subquery(index, "reranker logit pairwise", None, RetrieverSettings())
+    papers = [p for p, _s in result.papers]
+    heads = [index.chunk_by_id[c].paper_id for c in result.trace["candidates"][: len(papers)]]
+    assert heads == papers  # first round: the best chunk of each paper, in fused order
+    assert len(result.trace["candidates"]) == len(index.chunks)  # tiny corpus: every chunk is a candidate
+
+
+def test_without_reranker_the_pool_is_the_retrieval_top_20_with_rank_scores(index) -> None:
+    result = retrieve_subquery(index, "reranker logit pairwise", None, RetrieverSettings())
+    candidates = result.trace["candidates"]
+    assert result.best_reranker_score is None and result.trace["reranker"] is None
+    assert [c for c, _s in result.pool] == candidates[:20]
+    assert [s for _c, s in result.pool] == pytest.approx([1.0 / (60 + r) + 1.0 for r in range(1, 21)])
+
+
+def test_pinned_top_20_survive_the_rerankers_favourite(index) -> None:
+    favourite_last = ScriptedReranker(lambda position, _p: float(position))  # the last candidate scores highest
+    settings = RetrieverSettings(rerank_candidates=30)
+    result = retrieve_subquery(index, "reranker logit pairwise", favourite_last, settings)
+    candidates = result.trace["candidates"]
+    assert len(candidates) == 30
+    [(query, passages)] = favourite_last.calls
+    assert query == "reranker logit pairwise"
+    assert passages == [index.chunk_by_id[c].text for c in candidates]
+    assert {c for c, _s in result.pool} == set(candidates[:20])
+    assert candidates[-1] not in dict(result.pool)
+    assert result.best_reranker_score == 29.0
+    expected = fusion.blend_rerank(candidates, {c: float(i) for i, c in enumerate(candidates)}, keep=20)
+    assert result.pool == expected
+    # Without pins the reranker's favourite makes it into the pool.
+    no_pins = RetrieverSettings(rerank_candidates=30, pinned=0)
+    unpinned = retrieve_subquery(index, "reranker logit pairwise", ScriptedReranker(lambda i, _p: float(i)), no_pins)
+    assert candidates[-1] in dict(unpinned.pool)
+
+
+def test_rerank_off_never_calls_the_reranker(index) -> None:
+    reranker = ScriptedReranker()
+    result = retrieve_subquery(index, "speech acoustic", reranker, RetrieverSettings(rerank=False))
+    assert reranker.calls == [] and result.best_reranker_score is None
+    assert [c for c, _s in result.pool] == result.trace["candidates"][:20]
+
+
+def test_allowed_papers_restrict_every_ranking(index) -> None:
+    allowed = {"fusion", "vision"}
+    query, reranker = "okapi lexical dense encoder", ScriptedReranker()
+    result = retrieve_subquery(index, query, reranker, RetrieverSettings(), allowed_papers=allowed)
+    assert {p for p, _s in result.papers} <= allowed
+    assert {index.chunk_by_id[c].paper_id for c in result.trace["candidates"]} <= allowed
+    assert {index.chunk_by_id[c].paper_id for c, _s in result.pool} <= allowed
+    for sweep in result.trace["sweeps"].values():
+        for ranking in sweep["papers"].values():
+            assert {p for p, _s in ranking} <= allowed
+    with pytest.raises(ValueError, match="unknown paper"):
+        retrieve_subquery(index, "okapi", None, RetrieverSettings(), allowed_papers=["nope"])
+
+
+def test_dense_query_replaces_only_the_dense_text(index, monkeypatch) -> None:
+    seen: list[str] = []
+    original = index.encoder.encode_queries
+    monkeypatch.setattr(index.encoder, "encode_queries", lambda texts: seen.extend(texts) or original(texts))
+    result = retrieve_subquery(index, "okapi", None, RetrieverSettings(), dense_query="image pixel convolution")
+    assert seen[0] == "image pixel convolution"
+    assert seen[1].startswith("image pixel convolution ")  # the PRF sweep expands the HyDE text too
+    assert result.trace["sweeps"]["original"]["query"] == "okapi"
+    assert result.trace["sweeps"]["original"]["papers"]["dense"][0][0] == "vision"
+
+
+def test_empty_subquery_is_refused(index) -> None:
+    with pytest.raises(ValueError, match="empty"):
+        retrieve_subquery(index, "  ", None, RetrieverSettings())
+
+
+def test_papers_found_only_by_paper_bm25_get_a_representative_chunk(index) -> None:
+    chosen = _representatives(index, "saturation", ["sparse", "vision"])
+    best = index.bm25_chunks.search("saturation", 5, allowed={c.id for c in index.chunks_by_paper["sparse"]})[0][0]
+    assert chosen == {"sparse": [best], "vision": ["vision::c0000"]}  # no match: the title-abstract chunk
