@@ -559,3 +559,21 @@ def test_offline_candidates_rank_a_relevant_passage_first_on_minilm():
     for reranker in (BiEncoderReranker(), minilm_maxsim_reranker(), LexicalReranker()):
         scores = reranker.score(question, passages)
         assert scores[1] > scores[0], reranker.name
+
+
+def test_bi_encoder_looks_up_known_passage_vectors_instead_of_encoding() -> None:
+    from conftest import HashingEncoder
+
+    from lit3r.index.embed_cache import text_hash
+    from lit3r.tools.rerankers.offline import BiEncoderReranker
+
+    encoder = HashingEncoder()
+    known_text, new_text = "sparse lexical retrieval", "dense neural vectors"
+    known = {text_hash(known_text): encoder.encode_documents([known_text])[0]}
+    encoder.calls.clear()
+    reranker = BiEncoderReranker(encoder, known_vectors=known)
+    scores = reranker.score("lexical retrieval", [known_text, new_text])
+    assert encoder.calls == [1, 1]  # the query, then only the unknown passage
+    assert scores[0] > scores[1]
+    assert reranker.score("lexical retrieval", [new_text]) == [scores[1]]
+    assert encoder.calls == [1, 1, 1]  # the new passage's vector was remembered

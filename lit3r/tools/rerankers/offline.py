@@ -21,6 +21,7 @@ from lit3r.settings import BM25Settings, EmbedderSettings
 from lit3r.tools.rerankers.colbert import ColbertReranker
 
 if TYPE_CHECKING:
+    from lit3r.index.corpus_index import CorpusIndex
     from lit3r.index.encoders import Encoder
 
 
@@ -34,11 +35,31 @@ class BiEncoderReranker:
     """
 
     def __init__(
-        self, encoder: Encoder | None = None, *, settings: EmbedderSettings | None = None, name: str = "bi-encoder"
+        self,
+        encoder: Encoder | None = None,
+        *,
+        settings: EmbedderSettings | None = None,
+        name: str = "bi-encoder",
+        known_vectors: dict[str, np.ndarray] | None = None,
     ) -> None:
         self.name = name
         self._encoder = encoder
         self._settings = settings or EmbedderSettings()
+        self._known = known_vectors or {}
+
+    @classmethod
+    def from_index(cls, index: CorpusIndex) -> BiEncoderReranker:
+        """A bi-encoder over the index's own chunk encoder whose passage vectors come from the dense index.
+
+        Chunks were embedded with this encoder when the index was built, so scoring them again
+        costs one query encoding and a lookup instead of re-encoding every passage.
+        """
+        from lit3r.index.embed_cache import text_hash
+
+        ids = [c.id for c in index.chunks]
+        vectors = index.dense.vectors_for(ids)
+        known = {text_hash(c.text): v for c, v in zip(index.chunks, vectors, strict=True)}
+        return cls(index.encoder, known_vectors=known)
 
     @property
     def encoder(self) -> Encoder:
@@ -54,8 +75,18 @@ class BiEncoderReranker:
         if not passages:
             return []
         query_vector = np.asarray(self.encoder.encode_queries([query]), dtype=np.float32)[0]
-        passage_vectors = np.asarray(self.encoder.encode_documents(list(passages)), dtype=np.float32)
-        return [float(s) for s in passage_vectors @ query_vector]
+        return [float(s) for s in self._passage_vectors(passages) @ query_vector]
+
+    def _passage_vectors(self, passages: Sequence[str]) -> np.ndarray:
+        """Passage vectors, looked up by text hash where known, encoded otherwise."""
+        from lit3r.index.embed_cache import text_hash
+
+        hashes = [text_hash(p) for p in passages]
+        missing = [i for i, h in enumerate(hashes) if h not in self._known]
+        if missing:
+            encoded = np.asarray(self.encoder.encode_documents([passages[i] for i in missing]), dtype=np.float32)
+            self._known.update((hashes[i], v) for i, v in zip(missing, encoded, strict=True))
+        return np.stack([self._known[h] for h in hashes]).astype(np.float32)
 
 
 def minilm_maxsim_reranker(**kwargs) -> ColbertReranker:
