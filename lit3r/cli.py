@@ -230,3 +230,12 @@ def demo(
     index()
     out.rule(f"search: {query}")
     search(query, mode="hybrid", k=5, paper=None, as_json=False)
+
+
+def _register_subcommands() -> None:
+    from lit3r.evals.cli import eval_app
+
+    app.add_typer(eval_app, name="eval")
+
+
+_register_subcommands()

@@ -20,6 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
+from lit3r.tools.config import RetrieverSettings
+
 
 class ChunkerSettings(BaseModel):
     kind: Literal["structural", "qasper"] = Field(
@@ -86,6 +88,12 @@ class Settings(BaseSettings):
     paper_embedder: PaperEmbedderSettings = Field(default_factory=PaperEmbedderSettings)
     bm25: BM25Settings = Field(default_factory=BM25Settings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)
+    reranker: str = Field(
+        default="bi-encoder",
+        description="Chunk reranker: 'none', 'bi-encoder', 'lexical', 'maxsim-minilm', 'cross-encoder:<model>', "
+        "'colbert:<model>' or 'llm'. The offline default was chosen by measuring on QASPER (docs/BENCHMARKS.md).",
+    )
 
     def index_shape(self) -> dict[str, Any]:
         """The settings that change what an index holds."""

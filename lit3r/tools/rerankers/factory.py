@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lit3r.tools.rerankers import Reranker
+
+if TYPE_CHECKING:
+    from lit3r.index.corpus_index import CorpusIndex
 
 SPECS = (
     "none",
@@ -65,3 +68,15 @@ def load_reranker(spec: str, **kwargs: Any) -> Reranker | None:
             raise ValueError("reranker spec 'llm' needs a chat model: load_reranker('llm', chat_model=...)")
         return LLMPointwiseReranker(chat_model, **kwargs)
     raise ValueError(f"unknown reranker spec {spec!r}; expected one of: {', '.join(SPECS)}")
+
+
+def reranker_for_index(spec: str, index: CorpusIndex, **kwargs: Any) -> Reranker | None:
+    """The reranker ``spec`` names, bound to ``index`` where that saves work.
+
+    'bi-encoder' uses the index's own chunk encoder and looks passage vectors up in its dense index.
+    """
+    if spec.strip() == "bi-encoder":
+        from lit3r.tools.rerankers.offline import BiEncoderReranker
+
+        return BiEncoderReranker.from_index(index)
+    return load_reranker(spec, **kwargs)
