@@ -1,0 +1,241 @@
+"""PDF papers: title, authors, abstract, sectioned body blocks, tables, figures, equations, references.
+
+The work is split in steps, one module each:
+
+* :mod:`pdf_backends` reads words, rules and ruled tables (pdfplumber, or PyMuPDF
+  with ``backend="pymupdf"`` / ``LIT3R_PDF_BACKEND=pymupdf``) in a time-limited
+  child process and turns every failure into a :class:`ParseError`;
+* :mod:`pdf_layout` builds lines in reading order (two-column pages included)
+  and drops running headers, footers and page numbers;
+* :mod:`pdf_floats` replaces table regions by table lines and drops text drawn
+  inside figures;
+* :mod:`pdf_classify` tells headings, display equations and text apart;
+* :mod:`pdf_front` finds title, authors and where the body starts;
+* this module assembles paragraphs and blocks under their sections, the
+  abstract, and the reference list (to ``Paper.references``, not the body).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lit3r.corpus.parsers import ParseError
+from lit3r.corpus.parsers.pdf_backends import read_pdf
+from lit3r.corpus.parsers.pdf_classify import NUMBERED_HEADING, Extents, classify_lines
+from lit3r.corpus.parsers.pdf_floats import caption_lines, drop_figure_text, replace_tables
+from lit3r.corpus.parsers.pdf_front import front_matter
+from lit3r.corpus.parsers.pdf_layout import Line, body_style, drop_running_lines, page_lines
+from lit3r.corpus.parsers.text import join_lines, slugify
+from lit3r.corpus.references import parse_reference, split_reference_list
+from lit3r.models import Block, Paper, ParsedPaper
+
+REFERENCES_HEADING = re.compile(r"^(?:\d+\.?\s+)?(references|bibliography|literature cited|works cited)$", re.I)
+APPENDIX_HEADING = re.compile(r"^(?:[A-H](?:\.\d+)*\.?\s+[A-Z]|appendix|appendices|supplementary)", re.IGNORECASE)
+INLINE_ABSTRACT = re.compile(r"^abstract\s*[:.—–-]\s*", re.IGNORECASE)
+
+
+def parse_pdf(
+    path: Path, backend: str | None = None, timeout: float | None = None, isolate: bool = True
+) -> list[ParsedPaper]:
+    """Parse one PDF paper.
+
+    ``backend`` is ``"pdfplumber"`` (default) or ``"pymupdf"`` (optional extra); when it is None the
+    ``LIT3R_PDF_BACKEND`` environment variable decides. Reading runs in a child process killed after
+    ``timeout`` seconds (default: scaled with the file size); ``isolate=False`` reads in this process.
+    """
+    path = Path(path)
+    data = read_pdf(path, backend or os.environ.get("LIT3R_PDF_BACKEND", "pdfplumber"), timeout, isolate)
+    pages = drop_running_lines([page_lines(page) for page in data.pages], [page.height for page in data.pages])
+    all_lines = [line for lines in pages for line in lines]
+    if sum(len(line.text) for line in all_lines) < 40:
+        raise ParseError(path, "no extractable text (a scanned or image-only PDF?)")
+    body_size, body_font = body_style(all_lines)
+    stream: list[Line] = []
+    for page, lines in zip(data.pages, pages, strict=True):
+        stream.extend(replace_tables(page, lines, body_size))
+    stream = drop_figure_text(stream, body_size, body_font)
+    extents = classify_lines(stream, body_size)
+    front = front_matter(stream, body_size, data.metadata_title)
+    blocks, abstract, raw_references = assemble(stream[front.body_start :], body_size, extents)
+    if not abstract:
+        blocks, abstract = _first_paragraph_as_abstract(blocks)
+    paper = Paper(
+        id=slugify(path.stem),
+        title=front.title or path.stem,
+        abstract=abstract,
+        authors=front.authors,
+        references=[parse_reference(raw) for raw in split_reference_list(raw_references)],
+        source=str(path),
+        source_format="pdf",
+    )
+    parsed = ParsedPaper(paper=paper, blocks=blocks)
+    if parsed.is_empty:
+        raise ParseError(path, "no body text found")
+    return [parsed.with_spans()]
+
+
+def _first_paragraph_as_abstract(blocks: list[Block]) -> tuple[list[Block], str]:
+    """Without an 'Abstract' heading, the first substantial paragraph before any section is the abstract."""
+    for index, block in enumerate(blocks):
+        if block.section is not None:
+            break
+        if block.type == "text" and len(block.text.split()) >= 30:
+            return blocks[:index] + blocks[index + 1 :], block.text
+    return blocks, ""
+
+
+def typical_gap(lines: list[Line], body_size: float) -> float:
+    """The usual blank space between two body-text lines of a paragraph (larger in double-spaced preprints)."""
+    gaps = sorted(
+        line.top - previous.bottom
+        for previous, line in zip(lines, lines[1:], strict=False)
+        if line.page == previous.page
+        and line.column == previous.column
+        and line.kind == previous.kind == "text"
+        and abs(line.size - body_size) < 0.3
+        and abs(previous.size - body_size) < 0.3
+        and -2 < line.top - previous.bottom < 2 * line.height
+    )
+    return gaps[len(gaps) // 2] if gaps else 0.2 * body_size
+
+
+def assemble(lines: list[Line], body_size: float, extents: Extents) -> tuple[list[Block], str, str]:
+    """Blocks, abstract text and the raw reference list from classified body lines."""
+    layout = Flow(typical_gap(lines, body_size), extents)
+    blocks: list[Block] = []
+    abstract: list[str] = []
+    references: list[Line] = []
+    section: str | None = None
+    abstract_size: float | None = None
+    mode = "body"  # or "abstract", "references"
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.kind == "heading":
+            heading, index = _heading(lines, index)
+            if REFERENCES_HEADING.match(heading):
+                mode = "references"
+            elif heading.lower().rstrip(".:") == "abstract":
+                mode = "abstract"
+            elif mode != "references" or APPENDIX_HEADING.match(heading):
+                mode, section = "body", heading
+            continue
+        if mode == "references":
+            references.append(line)
+            index += 1
+            continue
+        if mode == "abstract" and abstract_size is not None and abs(line.size - abstract_size) > 0.8:
+            mode = "body"  # a footnote under the abstract ('Equal contribution.') is not part of it
+        block, index = _block(lines, index, layout)
+        if block is None:
+            continue
+        if mode == "body" and section is None and not abstract and INLINE_ABSTRACT.match(block.text):
+            mode, block = "abstract", block.model_copy(update={"text": INLINE_ABSTRACT.sub("", block.text, count=1)})
+        if mode == "abstract" and block.type == "text":
+            abstract.append(block.text)
+            abstract_size = line.size if abstract_size is None else abstract_size
+        else:
+            blocks.append(block.model_copy(update={"section": section}))
+    return blocks, "\n\n".join(abstract), reference_text(references)
+
+
+def _heading(lines: list[Line], index: int) -> tuple[str, int]:
+    """The heading at ``index`` (joined with a wrapped second line in the same style) and the next index."""
+    first = lines[index]
+    parts, index = [first.text], index + 1
+    if index < len(lines):
+        nxt = lines[index]
+        same_style = nxt.kind in ("heading", "text") and nxt.bold == first.bold and abs(nxt.size - first.size) < 0.3
+        close = nxt.page == first.page and 0 <= nxt.top - first.bottom < 0.5 * first.height
+        if same_style and close and not NUMBERED_HEADING.match(nxt.text):
+            parts.append(nxt.text)
+            index += 1
+    return " ".join(" ".join(parts).split()), index
+
+
+def reference_text(lines: list[Line]) -> str:
+    """The reference list as text, with a blank line before every entry the layout shows to start one.
+
+    With hanging indentation (most styles) an entry starts at its column's left margin; otherwise
+    at a vertical gap, or at a column change after a line that ended a sentence.
+    """
+    margins: dict[tuple[int, int], float] = {}
+    for line in lines:
+        margins[(line.page, line.column)] = min(margins.get((line.page, line.column), line.x0), line.x0)
+    indented = sum(line.x0 > margins[(line.page, line.column)] + 5 for line in lines)
+    hanging = indented >= 0.2 * len(lines)
+    parts = []
+    for previous, line in zip([None, *lines], lines, strict=False):
+        if previous is None:
+            starts = False
+        elif hanging:
+            starts = line.x0 <= margins[(line.page, line.column)] + 2
+        elif previous.page != line.page or previous.column != line.column:
+            starts = previous.text.rstrip().endswith(".")
+        else:
+            starts = line.top - previous.bottom > 0.6 * previous.height
+        parts.append(("\n" if starts else "") + line.text)
+    return "\n".join(parts)
+
+
+def _block(lines: list[Line], index: int, layout: Flow) -> tuple[Block | None, int]:
+    """The block starting at ``lines[index]`` and the index after it."""
+    line = lines[index]
+    if line.kind == "table":
+        return Block(
+            type="table", text=line.text, page=line.page, object_id=line.extra.get("object_id") or None
+        ), index + 1
+    if line.kind == "caption":
+        caption = caption_lines(lines, index)
+        text = join_lines([c.text for c in caption])
+        return Block(type="figure", text=text, page=line.page, object_id=line.extra["object_id"]), index + len(caption)
+    if line.kind in ("equation", "fragment"):
+        group = [line]
+        while index + len(group) < len(lines) and _continues_equation(group[-1], lines[index + len(group)]):
+            group.append(lines[index + len(group)])
+        if all(g.kind == "fragment" for g in group):
+            return None, index + len(group)
+        return Block(type="equation", text=" ".join(g.text for g in group), page=line.page), index + len(group)
+    paragraph, end = [line], index + 1
+    while end < len(lines) and layout.continues(paragraph[-1], lines[end]):
+        if lines[end].kind == "fragment":  # stray sub/superscripts: dropped, unless they open an equation
+            after = next((later for later in lines[end:] if later.kind != "fragment"), None)
+            if after is not None and after.kind == "equation":
+                break
+        else:
+            paragraph.append(lines[end])
+        end += 1
+    return Block(type="text", text=join_lines([p.text for p in paragraph]), page=line.page), end
+
+
+def _continues_equation(last: Line, line: Line) -> bool:
+    close = line.page == last.page and line.column == last.column and line.top - last.bottom < 1.2 * last.height
+    return close and line.kind in ("equation", "fragment")
+
+
+@dataclass
+class Flow:
+    """What paragraph joining needs to know about the page layout."""
+
+    usual_gap: float
+    """The blank space between two lines of one paragraph."""
+    extents: Extents
+    """Left and right text edges per (page, column)."""
+
+    def continues(self, last: Line, line: Line) -> bool:
+        """Whether ``line`` continues the paragraph that ``last`` ends."""
+        if line.kind == "fragment":
+            return True
+        if line.kind != "text" or abs(line.size - last.size) > 1.0:
+            return False
+        ended = last.text.rstrip().endswith((".", "!", "?", ":"))
+        if line.page != last.page or line.column != last.column:
+            return not ended and not line.text[:1].isupper()
+        left, right = self.extents[(last.page, last.column)]
+        short = last.x1 < right - 0.15 * (right - left)
+        indented = line.x0 > last.x0 + 0.8 * line.size
+        gap = line.top - last.bottom
+        return -2 < gap < self.usual_gap + 0.5 * last.height and not (ended and (indented or short))

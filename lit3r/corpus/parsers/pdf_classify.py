@@ -1,0 +1,108 @@
+"""Line kinds in a PDF's text stream: section headings, display equations, stray sub/superscripts, text.
+
+Captions and tables are marked earlier (:mod:`pdf_floats`); this module decides
+for the remaining lines from their style (bold, size, math fonts), their text
+(numbered heading patterns, math-symbol density, '(n)' equation numbers) and
+their position (indented display lines next to an equation belong to it).
+"""
+
+from __future__ import annotations
+
+import re
+
+from lit3r.corpus.parsers.pdf_layout import Line
+
+NUMBERED_HEADING = re.compile(r"^(?:(?:\d{1,2}|[A-H])(?:\.\d{1,2})*\.?|[IVX]{1,5}\.)\s+[A-Z]\S*")
+KNOWN_HEADING = re.compile(
+    r"^(abstract|introduction|related work|background|methods?|methodology|experiments?|results|discussion|"
+    r"conclusions?|acknowledge?ments?|references|bibliography|appendix|appendices|limitations)$",
+    re.IGNORECASE,
+)
+EQUATION_NUMBER = re.compile(r"\(\d{1,3}[a-z]?\)$")
+MATH_CHARS = frozenset("=+−×·∑∏∫√≤≥≈≠∈∉⊂⊆∀∃∂∇∞^_|<>αβγδεζηθικλμνξπρστυφχψωΓΔΘΛΞΠΣΦΨΩ()[]{}/*")
+PROSE_WORD = re.compile(r"[A-Za-z]{4,}")
+Extents = dict[tuple[int, int], tuple[float, float]]
+"""Left and right text edges per (page, column)."""
+
+
+def classify_lines(lines: list[Line], body_size: float) -> Extents:
+    """Set ``kind`` on every still unclassified line; return the column extents it measured."""
+    extents = column_extents(lines)
+    for line in lines:
+        if line.kind == "text":
+            line.kind = classify(line, body_size, line.x0 - extents[(line.page, line.column)][0])
+    absorb_display_lines(lines, extents)
+    return extents
+
+
+def column_extents(lines: list[Line]) -> Extents:
+    """The left and right edges of the text in every (page, column)."""
+    extents: Extents = {}
+    for line in lines:
+        left, right = extents.get((line.page, line.column), (line.x0, line.x1))
+        extents[(line.page, line.column)] = (min(left, line.x0), max(right, line.x1))
+    return extents
+
+
+def classify(line: Line, body_size: float, indent: float) -> str:
+    """``heading``, ``equation``, ``fragment`` (stray sub/superscripts) or ``text``; ``indent``: from the margin."""
+    text = line.text.strip()
+    if is_heading(line, body_size):
+        return "heading"
+    if line.size < body_size - 1.5 and len(text) <= 15 and (line.math >= 0.5 or not PROSE_WORD.search(text)):
+        return "fragment"
+    if is_equation(line, flush=indent < line.size):
+        return "equation"
+    return "text"
+
+
+def is_heading(line: Line, body_size: float) -> bool:
+    """Numbered or known section titles set bold or larger than the body; a bare 'Abstract'/'References' too."""
+    text = line.text.strip()
+    if KNOWN_HEADING.match(text.rstrip(".:")) and len(text) < 20:
+        return True
+    if len(text) > 100 or len(text.split()) > 14 or text.endswith((".", ",", ";")) or line.math > 0.3:
+        return False
+    if line.size < body_size - 0.3 or not (line.bold or line.size >= body_size + 0.8):
+        return False
+    return bool(NUMBERED_HEADING.match(text)) or (text[:1].isupper() and len(text.split()) <= 10)
+
+
+def is_equation(line: Line, flush: bool = False) -> bool:
+    """A display equation: math fonts or math symbols dominate, few prose words, or an '(n)' number.
+
+    A ``flush`` line (starting at the column margin) with a prose word is the end of a paragraph with inline math.
+    """
+    text = line.text.strip()
+    compact = text.replace(" ", "")
+    if not compact or len(text) > 200:
+        return False
+    density = sum(ch in MATH_CHARS for ch in compact) / len(compact)
+    prose = len(PROSE_WORD.findall(text))
+    if EQUATION_NUMBER.search(text) and (line.math >= 0.15 or density >= 0.15) and prose <= 6:
+        return True
+    return prose <= (0 if flush else 2) and len(compact) >= 3 and (line.math >= 0.5 or density >= 0.3)
+
+
+def absorb_display_lines(lines: list[Line], extents: Extents) -> None:
+    """Short, indented lines next to an equation are part of it (cases, 'such that' rows, a lone '(5)')."""
+    changed = True
+    while changed:
+        changed = False
+        for index, line in enumerate(lines):
+            if (
+                line.kind != "text"
+                or len(line.text) > 60
+                or line.x0 - extents[(line.page, line.column)][0] < 3 * line.size
+            ):
+                continue
+            neighbours = [lines[j] for j in (index - 1, index + 1) if 0 <= j < len(lines)]
+            if any(
+                n.kind == "equation" and n.page == line.page and _vertical_gap(n, line) < 1.2 * line.height
+                for n in neighbours
+            ):
+                line.kind, changed = "equation", True
+
+
+def _vertical_gap(a: Line, b: Line) -> float:
+    return max(a.top - b.bottom, b.top - a.bottom)

@@ -1,0 +1,131 @@
+"""Plain-text papers, and the small text helpers the other file parsers share.
+
+Format of a ``.txt`` paper::
+
+    Sparse Retrieval Revisited            <- first non-empty line: the title
+
+    Abstract                              <- an 'Abstract' heading line and the paragraph under it,
+    We revisit sparse retrieval ...          or a paragraph starting 'Abstract:' / 'Abstract.'
+
+    1 Introduction                        <- numbered heading lines set the section
+    Paragraphs are separated by blank lines; lines inside a
+    paragraph are joined and hyphenated line breaks undone.
+
+    References                            <- the rest is the reference list
+    [1] A. Author. A cited paper. ACL, 2023.
+
+Bytes that are not UTF-8 are decoded with replacement characters, not rejected.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+from lit3r.corpus.parsers import ParseError
+from lit3r.models import Block, Paper, ParsedPaper
+
+NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,5}\.)\s+[A-Z][^.!?]{0,80}$")
+KNOWN_HEADING = re.compile(
+    r"^(introduction|related work|background|methods?|methodology|experiments?|results|discussion|conclusions?|"
+    r"acknowledge?ments?|limitations|appendix)$",
+    re.IGNORECASE,
+)
+REFERENCES_HEADING = re.compile(r"^(?:\d+\.?\s+)?(references|bibliography|literature cited|works cited)\s*:?$", re.I)
+ABSTRACT_HEADING = re.compile(r"^abstract\s*:?$", re.IGNORECASE)
+INLINE_ABSTRACT = re.compile(r"^abstract\s*(?:[:.—–-]\s*|\n)", re.IGNORECASE)
+
+
+def slugify(text: str) -> str:
+    """A paper id from a file stem: lowercase ASCII letters, digits and single hyphens ('paper' if nothing is left)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "paper"
+
+
+def join_lines(lines: list[str]) -> str:
+    """Join wrapped lines into one paragraph, undoing hyphenation at line ends ('retrie-' + 'val')."""
+    text = ""
+    for line in (ln.strip() for ln in lines):
+        if not line:
+            continue
+        if re.search(r"[^\W\d_]-$", text) and line[:1].islower():  # 'retrie-' + 'val'
+            text = text[:-1] + line
+        elif re.search(r"[\w.]-$", text) and (line[:1].isupper() or line[:1].isdigit()):  # 'K.-' + 'R.', 'GPT-' + '4o'
+            text += line
+        else:
+            text = f"{text} {line}" if text else line
+    return text
+
+
+def read_text(path: Path) -> str:
+    """The file's text; undecodable bytes become U+FFFD; a missing or unreadable file is a ParseError."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ParseError(path, f"cannot read the file ({exc.strerror})") from exc
+    return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def paragraphs(text: str) -> list[list[str]]:
+    """Blank-line separated paragraphs, each as its stripped non-empty lines."""
+    result = []
+    for chunk in re.split(r"\n\s*\n", text):
+        lines = [line.strip() for line in chunk.split("\n") if line.strip()]
+        if lines:
+            result.append(lines)
+    return result
+
+
+def parse_text(path: Path) -> list[ParsedPaper]:
+    """Parse one plain-text paper (see the module docstring for the layout)."""
+    path = Path(path)
+    paras = paragraphs(read_text(path))
+    if not paras:
+        raise ParseError(path, "the file is empty")
+    title, paras[0] = paras[0][0], paras[0][1:]
+    blocks: list[Block] = []
+    abstract: list[str] = []
+    references: list[str] = []
+    section: str | None = None
+    mode = "body"
+    for lines in filter(None, paras):
+        first = lines[0]
+        if mode == "references":
+            references.append("\n".join(lines))
+            continue
+        if REFERENCES_HEADING.match(first):
+            mode = "references"
+            references.append("\n".join(lines[1:]))
+            continue
+        if ABSTRACT_HEADING.match(first) and section is None and not abstract:
+            mode, lines = "abstract", lines[1:]
+        elif INLINE_ABSTRACT.match("\n".join(lines)) and section is None and not abstract:
+            mode, lines = "abstract", [INLINE_ABSTRACT.sub("", "\n".join(lines), count=1)]
+        elif NUMBERED_HEADING.match(first) or KNOWN_HEADING.match(first.rstrip(":")):
+            mode, section, lines = "body", first, lines[1:]
+        if not lines:
+            continue
+        if mode == "abstract":  # one paragraph: a file without headings must not become all abstract
+            abstract.append(join_lines(lines))
+            mode = "body"
+        else:
+            blocks.append(Block(type="text", text=join_lines(lines), section=section))
+    return [_paper(path, title, abstract, blocks, references)]
+
+
+def _paper(path: Path, title: str, abstract: list[str], blocks: list[Block], references: list[str]) -> ParsedPaper:
+    from lit3r.corpus.references import parse_reference, split_reference_list
+
+    paper = Paper(
+        id=slugify(path.stem),
+        title=title,
+        abstract="\n\n".join(abstract),
+        references=[parse_reference(raw) for raw in split_reference_list("\n\n".join(references))],
+        source=str(path),
+        source_format="text",
+    )
+    parsed = ParsedPaper(paper=paper, blocks=blocks)
+    if parsed.is_empty:
+        raise ParseError(path, "no text besides the title")
+    return parsed.with_spans()
