@@ -77,5 +77,6 @@ def test_demo_end_to_end_with_the_real_default_embedder(tmp_path: Path) -> None:
     assert stats["papers"] == 7
     assert {"title_abstract", "text", "table", "figure", "equation"} <= set(stats["chunk_types"])
     assert stats["references_resolved"] >= 14
-    hits = json.loads(_run(home, "search", "reciprocal rank fusion of BM25 and dense rankings", "--json"))
-    assert hits[0]["paper_id"] == "demo-rank-fusion"
+    hits = json.loads(_run(home, "search", "Which fusion method reached the highest recall at 10?", "--json"))
+    assert (hits[0]["paper_id"], hits[0]["type"]) == ("demo-rank-fusion", "table")
+    assert hits[0]["locator"]["object_id"] == "Table 1"
