@@ -19,6 +19,7 @@ from lit3r.tools.config import RetrieverSettings
 from lit3r.tools.retrieve import (
     _representatives,
     candidate_chunks,
+    chunk_and_paper_fusion,
     fuse_papers,
     paper_rankings,
     prf_query,
@@ -169,6 +170,20 @@ def test_prf_off_runs_a_single_sweep(index, monkeypatch) -> None:
     assert result.papers == [tuple(p) for p in result.trace["sweeps"]["original"]["fused"]]
 
 
+def test_chunk_and_paper_fusion_hand_computed() -> None:
+    # chunk ranks: a1=1, b1=2, a2=3, c1=4; paper ranks: p2=1, p1=2 (p3 unranked); k=10
+    # a1: 1/11 + 1/12 = .1742   b1: 1/12 + 1/11 = .1742 (tie: chunk order keeps a1 first)
+    # a2: 1/13 + 1/12 = .1603   c1: 1/14 + 0 = .0714
+    paper_of = {"a1": "p1", "a2": "p1", "b1": "p2", "c1": "p3"}
+    ranked = chunk_and_paper_fusion(["p2", "p1"], ["a1", "b1", "a2", "c1"], paper_of, k=10)
+    assert ranked == ["a1", "b1", "a2", "c1"]
+    # a paper ranked first lifts its second chunk above another paper's first: p1 first, p2 tenth
+    ranked = chunk_and_paper_fusion(["p1", *[f"x{i}" for i in range(8)], "p2"], ["b1", "a1", "a2"], paper_of, k=1)
+    # b1: 1/2 + 1/11 = .591, a1: 1/3 + 1/2 = .833, a2: 1/4 + 1/2 = .75
+    assert ranked == ["a1", "a2", "b1"]
+    assert chunk_and_paper_fusion(["p1"], ["a1", "a2"], paper_of, limit=1) == ["a1"]
+
+
 def test_candidate_orders() -> None:
     chunks_of = {"p1": ["a1", "a2", "a3"], "p2": ["b1"], "p3": ["c1", "c2"]}
     assert candidate_chunks(["p1", "p2", "p3"], chunks_of) == ["a1", "b1", "c1", "a2", "c2", "a3"]
@@ -178,7 +193,7 @@ def test_candidate_orders() -> None:
 
 
 def test_candidates_follow_the_fused_paper_ranking_round_robin(index) -> None:
-    result = retrieve_subquery(index, "reranker logit pairwise", None, RetrieverSettings())
+    result = retrieve_subquery(index, "reranker logit pairwise", None, RetrieverSettings(candidate_order="round_robin"))
     papers = [p for p, _s in result.papers]
     heads = [index.chunk_by_id[c].paper_id for c in result.trace["candidates"][: len(papers)]]
     assert heads == papers  # first round: the best chunk of each paper, in fused order

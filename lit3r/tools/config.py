@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-CandidateOrder = Literal["round_robin", "grouped"]
+CandidateOrder = Literal["fused", "round_robin", "grouped"]
 
 
 class RetrieverSettings(BaseModel):
@@ -28,10 +28,11 @@ class RetrieverSettings(BaseModel):
     rerank: bool = Field(default=True, description="Score candidates with the reranker; off keeps retrieval order.")
     rerank_candidates: int = Field(default=200, gt=0, description="Chunks scored by the reranker per subquery.")
     candidate_order: CandidateOrder = Field(
-        default="round_robin",
-        description="How candidate chunks follow the fused paper ranking: 'round_robin' takes each paper's best "
-        "chunk (papers in fused order), then each paper's second best, ...; 'grouped' lists all chunks of the "
-        "first paper, then of the second, ...",
+        default="fused",
+        description="How candidate chunks are ordered for reranking: 'fused' by RRF of each chunk's own fused rank "
+        "and its paper's fused rank (chosen by measurement on QASPER, docs/BENCHMARKS.md); 'round_robin' takes each "
+        "paper's best chunk (papers in fused order), then each paper's second best, ...; 'grouped' lists all "
+        "chunks of the first paper, then of the second, ...",
     )
     pinned: int = Field(default=20, ge=0, description="Top retrieval chunks pinned above all others.")
     pool_per_subquery: int = Field(default=20, ge=0, description="Chunks each subquery adds to the shared pool.")

@@ -224,7 +224,35 @@ def _retrieval_order(
     missing = [p for p in window if p not in chunks_of]
     if missing:
         chunks_of.update(_representatives(index, subquery, missing))
+    if settings.candidate_order == "fused":
+        extra = [c for p in missing for c in chunks_of.get(p, [])]
+        ranking = list(dict.fromkeys([*fused_chunks, *extra]))
+        paper_of = {c: index.chunk_by_id[c].paper_id for c in ranking}
+        return chunk_and_paper_fusion(papers, ranking, paper_of, settings.rrf_k, settings.rerank_candidates)
     return candidate_chunks(papers, chunks_of, settings.candidate_order, settings.rerank_candidates)
+
+
+def chunk_and_paper_fusion(
+    paper_ranking: Sequence[str],
+    chunk_ranking: Sequence[str],
+    paper_of: Mapping[str, str],
+    k: int = 60,
+    limit: int = 200,
+) -> list[str]:
+    """Chunks ranked by RRF of their own rank and their paper's rank: 1/(k + r_chunk) + 1/(k + r_paper).
+
+    ``r_chunk`` is the chunk's rank in the fused chunk-level ranking, ``r_paper`` its paper's
+    rank in the fused paper ranking. A chunk is credited both for matching the query itself and
+    for lying in a paper that matches as a whole (paper BM25, PRF); neither signal alone decides,
+    so the candidates are neither all from one paper nor one chunk from each paper. A paper
+    outside ``paper_ranking`` adds no paper term. Ties keep the chunk ranking's order.
+    """
+    paper_rank = {paper: rank for rank, paper in enumerate(paper_ranking, start=1)}
+    scores = {}
+    for rank, chunk in enumerate(chunk_ranking, start=1):
+        paper = paper_of[chunk]
+        scores[chunk] = 1.0 / (k + rank) + (1.0 / (k + paper_rank[paper]) if paper in paper_rank else 0.0)
+    return sorted(scores, key=lambda c: -scores[c])[:limit]
 
 
 def _rerank(
