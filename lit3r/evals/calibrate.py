@@ -1,0 +1,92 @@
+"""Calibrate the relevance gate on QASPER and store the threshold with the index settings.
+
+Labels come from QASPER's annotations: a question is unanswerable when every annotator
+marked it so. The score is the best raw reranker score the Lit3R retriever saw for the
+question (over the whole corpus by default, as the system runs; within the question's own
+paper with ``in_paper``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lit3r.evals.qasper import QasperQuestion
+from lit3r.index.corpus_index import CorpusIndex
+from lit3r.index.layout import IndexLayout
+from lit3r.settings import Settings
+from lit3r.tools.gate import GateThreshold, abstention_metrics, calibrate_f1, calibrate_percentile
+from lit3r.tools.rerankers import Reranker
+from lit3r.tools.retriever import Lit3RRetriever
+
+GATE_FILE = "gate.json"
+
+
+@dataclass(frozen=True)
+class GateSample:
+    question_id: str
+    best_score: float
+    answerable: bool
+
+
+def best_scores(
+    index: CorpusIndex,
+    questions: Sequence[QasperQuestion],
+    reranker: Reranker,
+    settings: Settings,
+    *,
+    in_paper: bool = False,
+    on_question: Callable[[], None] | None = None,
+) -> list[GateSample]:
+    """The retriever's best reranker score for every question, with its answerable label."""
+    retriever = Lit3RRetriever(index, reranker, settings.retriever)
+    samples = []
+    for question in questions:
+        result = retriever.retrieve(question.text, allowed_papers=[question.paper_id] if in_paper else None)
+        if result.best_reranker_score is None:
+            raise ValueError(f"question {question.id}: the retriever returned no reranker score")
+        samples.append(GateSample(question.id, result.best_reranker_score, not question.unanswerable))
+        if on_question:
+            on_question()
+    return samples
+
+
+def calibrate(samples: Sequence[GateSample], percentile: float = 10.0) -> dict[str, dict]:
+    """Both calibration modes over the same samples: ``{"f1"|"percentile": {"threshold", "calibration",
+    "precision", "recall", "f1", counts}}``, where precision, recall and F1 are those of abstaining."""
+    scores = [s.best_score for s in samples]
+    labels = [s.answerable for s in samples]
+    out = {}
+    for threshold in (calibrate_f1(scores, labels), calibrate_percentile(scores, percentile)):
+        out[threshold.mode] = {
+            "threshold": threshold.value,
+            "calibration": threshold.to_dict(),
+            **abstention_metrics(scores, labels, threshold),
+        }
+    return out
+
+
+def gate_path(settings: Settings) -> Path:
+    """Where the calibrated threshold of an index (one settings key) is stored."""
+    return IndexLayout(settings).root / GATE_FILE
+
+
+def save_gate(settings: Settings, threshold: GateThreshold, reranker: str) -> Path:
+    """Store ``threshold`` with the index settings; it is valid for this reranker only."""
+    path = gate_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"reranker": reranker, **threshold.to_dict()}, indent=1), encoding="utf-8")
+    return path
+
+
+def load_gate(settings: Settings) -> GateThreshold | None:
+    """The stored threshold for these settings and their reranker, or None when none was calibrated."""
+    path = gate_path(settings)
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.pop("reranker", None) != settings.reranker:
+        return None
+    return GateThreshold.from_dict(data)
