@@ -141,3 +141,38 @@ class Chunk(BaseModel):
 def chunk_id(paper_id: str, ordinal: int) -> str:
     """The id of the ``ordinal``-th chunk of a paper."""
     return f"{paper_id}::c{ordinal:04d}"
+
+
+class Citation(BaseModel):
+    """One numbered citation of an answer: the chunk it points at and the verbatim text it relies on."""
+
+    number: int = Field(description="The n of the inline marker [n] in the answer text (1-based, stable in a thread).")
+    chunk_id: str = Field(description="Id of the cited chunk; always a chunk of the corpus.")
+    paper_id: str = Field(description="Id of the cited chunk's paper.")
+    locator: Locator = Field(description="Where the cited chunk sits in its paper.")
+    quote: str = Field(description="Text quoted verbatim from the cited chunk that supports the claim.")
+
+
+class Answer(BaseModel):
+    """What the agent returns for one question."""
+
+    question: str = Field(description="The question as asked (or as rewritten into a standalone question).")
+    text: str = Field(description="The answer with inline citation markers [n]; the insufficiency message if none.")
+    citations: list[Citation] = Field(default_factory=list, description="Every marker used in the text, in order.")
+    sufficient: bool = Field(description="False when the evidence was judged insufficient and the system abstained.")
+    option: str | None = Field(default=None, description="The chosen option, for multiple-choice questions.")
+    table: list[dict[str, str]] | None = Field(default=None, description="Rows of a table answer, by column name.")
+    candidate_papers: list[str] = Field(default_factory=list, description="The final paper ranking, best first.")
+    rounds: int = Field(default=0, description="Retrieval rounds run.")
+    trace_path: str | None = Field(default=None, description="The JSON trace of this answer.")
+
+
+class TraceEvent(BaseModel):
+    """One step of an answer's trace: a node, a tool call, a model call, a ranking or a verdict."""
+
+    type: str = Field(description="'node', 'tool', 'llm', 'ranking', 'verdict' or 'note'.")
+    name: str = Field(description="Node, tool or step name.")
+    round: int | None = Field(default=None, description="Retrieval round (1-based) the step belongs to.")
+    started_at: str = Field(description="ISO 8601 UTC start time.")
+    duration_ms: float = Field(default=0.0, description="Wall-clock duration in milliseconds.")
+    data: dict = Field(default_factory=dict, description="Arguments, rankings, scores, prompts, raw outputs, tokens.")
