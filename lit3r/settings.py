@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
+from lit3r.agent.llm_settings import LLMSettings
 from lit3r.tools.config import RetrieverSettings
 
 
@@ -89,6 +90,9 @@ class Settings(BaseSettings):
     bm25: BM25Settings = Field(default_factory=BM25Settings)
     index: IndexSettings = Field(default_factory=IndexSettings)
     retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)
+    llm: LLMSettings = Field(
+        default_factory=LLMSettings, description="Chat endpoint, timeouts, retries and budget; 'none' = offline."
+    )
     reranker: str = Field(
         default="bi-encoder",
         description="Chunk reranker: 'none', 'bi-encoder', 'lexical', 'maxsim-minilm', 'cross-encoder:<model>', "
