@@ -1,0 +1,48 @@
+# lit3r: two commands do all set-up on a fresh machine.
+#   make demo   install, ingest and index the bundled demo corpus, run an example search
+#   make test   install, run the test suite
+# Heavy checks (QASPER benchmarks) are separate: see README "Benchmarks".
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# A CPU build of torch is installed first so that no multi-GB CUDA build is pulled in.
+TORCH_SPEC ?= torch==2.13.0
+DEMO_HOME ?= .lit3r-demo
+
+QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz
+
+.PHONY: install demo test lint bench-index bench-retrieval bench-gate clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+demo: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r --home $(DEMO_HOME) demo
+
+test: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check lit3r tests benchmarks
+	$(BIN)/ruff format --check lit3r tests benchmarks
+
+bench-index: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_index.py --qasper $(QASPER) \
+		--out bench-out/index.json
+
+bench-retrieval: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval qasper $(QASPER) --retrieval \
+		--json bench-out/retrieval.json
+
+bench-gate: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval gate $(QASPER) --json bench-out/gate.json
+
+clean:
+	rm -rf $(DEMO_HOME) .pytest_cache bench-out
