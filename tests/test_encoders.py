@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from lit3r.index import encoders
-from lit3r.index.encoders import load_encoder, load_paper_encoder, model_pooling, paper_text, resolve_model_path
+from lit3r.index.encoders import load_encoder, load_paper_encoder, paper_text
+from lit3r.index.model_files import model_pooling, resolve_model_path
 from lit3r.models import Paper
 from lit3r.settings import EmbedderSettings, PaperEmbedderSettings
 

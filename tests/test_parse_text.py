@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from lit3r.corpus.parsers import ParseError, parser_for
-from lit3r.corpus.parsers.text import join_lines, parse_text, slugify
+from lit3r.corpus.parsers.text import parse_text
+from lit3r.corpus.textutil import join_lines, slugify
 
 PAPER = """
 Sparse Retrieval Revisited

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from lit3r.corpus.parsers.text import join_lines
+from lit3r.corpus.textutil import join_lines
 from lit3r.models import Paper, Reference
 
 YEAR = re.compile(r"(?<![\w/:.])((?:19|20)\d{2})[a-z]?(?![\w/]|\.\d)")

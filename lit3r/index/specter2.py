@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from lit3r.index.encoders import empty_vectors, resolve_model_path, torch_device, unit_rows
+from lit3r.index.model_files import empty_vectors, resolve_model_path, torch_device, unit_rows
 from lit3r.settings import PaperEmbedderSettings
 
 

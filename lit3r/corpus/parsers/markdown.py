@@ -45,8 +45,9 @@ from typing import Any
 import yaml
 
 from lit3r.corpus.parsers import ParseError
-from lit3r.corpus.parsers.text import read_text, slugify
+from lit3r.corpus.parsers.text import read_text
 from lit3r.corpus.references import parse_reference, split_reference_list
+from lit3r.corpus.textutil import slugify
 from lit3r.models import Block, Paper, ParsedPaper
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

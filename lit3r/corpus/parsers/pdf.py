@@ -28,8 +28,8 @@ from lit3r.corpus.parsers.pdf_classify import NUMBERED_HEADING, Extents, classif
 from lit3r.corpus.parsers.pdf_floats import caption_lines, drop_figure_text, replace_tables
 from lit3r.corpus.parsers.pdf_front import front_matter
 from lit3r.corpus.parsers.pdf_layout import Line, body_style, drop_running_lines, page_lines
-from lit3r.corpus.parsers.text import join_lines, slugify
 from lit3r.corpus.references import parse_reference, split_reference_list
+from lit3r.corpus.textutil import join_lines, slugify
 from lit3r.models import Block, Paper, ParsedPaper
 
 REFERENCES_HEADING = re.compile(r"^(?:\d+\.?\s+)?(references|bibliography|literature cited|works cited)$", re.I)

@@ -20,10 +20,10 @@ Bytes that are not UTF-8 are decoded with replacement characters, not rejected.
 from __future__ import annotations
 
 import re
-import unicodedata
 from pathlib import Path
 
 from lit3r.corpus.parsers import ParseError
+from lit3r.corpus.textutil import join_lines, slugify
 from lit3r.models import Block, Paper, ParsedPaper
 
 NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,5}\.)\s+[A-Z][^.!?]{0,80}$")
@@ -35,27 +35,6 @@ KNOWN_HEADING = re.compile(
 REFERENCES_HEADING = re.compile(r"^(?:\d+\.?\s+)?(references|bibliography|literature cited|works cited)\s*:?$", re.I)
 ABSTRACT_HEADING = re.compile(r"^abstract\s*:?$", re.IGNORECASE)
 INLINE_ABSTRACT = re.compile(r"^abstract\s*(?:[:.—–-]\s*|\n)", re.IGNORECASE)
-
-
-def slugify(text: str) -> str:
-    """A paper id from a file stem: lowercase ASCII letters, digits and single hyphens ('paper' if nothing is left)."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "paper"
-
-
-def join_lines(lines: list[str]) -> str:
-    """Join wrapped lines into one paragraph, undoing hyphenation at line ends ('retrie-' + 'val')."""
-    text = ""
-    for line in (ln.strip() for ln in lines):
-        if not line:
-            continue
-        if re.search(r"[^\W\d_]-$", text) and line[:1].islower():  # 'retrie-' + 'val'
-            text = text[:-1] + line
-        elif re.search(r"[\w.]-$", text) and (line[:1].isupper() or line[:1].isdigit()):  # 'K.-' + 'R.', 'GPT-' + '4o'
-            text += line
-        else:
-            text = f"{text} {line}" if text else line
-    return text
 
 
 def read_text(path: Path) -> str:

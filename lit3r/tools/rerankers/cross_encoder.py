@@ -61,7 +61,7 @@ def resolve_weights(model: str) -> Path:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, HFValidationError
 
-    from lit3r.index.encoders import resolve_model_path
+    from lit3r.index.model_files import resolve_model_path
 
     try:
         return resolve_model_path(model)

@@ -1,0 +1,13 @@
+"""The ``lit3r`` command line.
+
+Human-readable output goes to the terminal; with ``--json`` a command prints
+exactly one JSON document on stdout and its progress and warnings on stderr.
+"""
+
+from lit3r.cli import corpus as _corpus  # noqa: F401  (registers the corpus commands)
+from lit3r.cli.app import app
+from lit3r.cli.evaluate import eval_app
+
+app.add_typer(eval_app, name="eval")
+
+__all__ = ["app"]

@@ -1,0 +1,27 @@
+"""Small text helpers shared by the parsers and the reference parser."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+
+def slugify(text: str) -> str:
+    """A paper id from a file stem: lowercase ASCII letters, digits and single hyphens ('paper' if nothing is left)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "paper"
+
+
+def join_lines(lines: list[str]) -> str:
+    """Join wrapped lines into one paragraph, undoing hyphenation at line ends ('retrie-' + 'val')."""
+    text = ""
+    for line in (ln.strip() for ln in lines):
+        if not line:
+            continue
+        if re.search(r"[^\W\d_]-$", text) and line[:1].islower():  # 'retrie-' + 'val'
+            text = text[:-1] + line
+        elif re.search(r"[\w.]-$", text) and (line[:1].isupper() or line[:1].isdigit()):  # 'K.-' + 'R.', 'GPT-' + '4o'
+            text += line
+        else:
+            text = f"{text} {line}" if text else line
+    return text
