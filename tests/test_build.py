@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import qasper_paper, write_qasper
 
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
@@ -16,6 +15,8 @@ from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
 from lit3r.index.layout import IndexLayout
 from lit3r.settings import Settings, index_key
 from lit3r.tools.search import search_chunks
+
+from conftest import qasper_paper, write_qasper
 
 
 def _paper(title: str, words: str) -> dict:

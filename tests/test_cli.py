@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import qasper_paper, write_qasper
 from typer.testing import CliRunner
 
 from lit3r.cli import app
+
+from conftest import qasper_paper, write_qasper
 
 runner = CliRunner()
 

@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared
 
 from lit3r.evals.metrics import QuestionResult, hit_at, reciprocal_rank, summarise
 from lit3r.evals.qasper import QasperQuestion, evidence_chunks, load_questions
 from lit3r.models import Chunk
+
+from conftest import shared
 
 
 def test_hit_and_reciprocal_rank() -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from conftest import qasper_paper
 from lit3r.cli import app
 from lit3r.evals.retrieval import CONFIGURATIONS
+
+from conftest import qasper_paper
 
 TOPICS = {
     "p1": ("Sparse Retrieval", "BM25 term weighting with saturation k1 and length normalisation b."),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from test_eval_retrieval import _data
 from typer.testing import CliRunner
 
 from lit3r.cli import app
 from lit3r.evals.calibrate import GateSample, calibrate, load_gate, save_gate
 from lit3r.settings import Settings
 from lit3r.tools.gate import GateThreshold
-from test_eval_retrieval import _data
 
 
 def test_both_modes_report_abstention_metrics() -> None:

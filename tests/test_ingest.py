@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import qasper_paper, write_qasper
-
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
+
+from conftest import qasper_paper, write_qasper
 
 
 def _corpus(folder: Path) -> Path:

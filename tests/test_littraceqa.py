@@ -7,7 +7,6 @@ import logging
 from pathlib import Path
 
 import pytest
-from conftest import shared
 
 from lit3r.evals.littraceqa import (
     SubmissionFormatError,
@@ -20,6 +19,8 @@ from lit3r.evals.littraceqa import (
     score_table,
     set_prf,
 )
+
+from conftest import shared
 
 TABLE_EVIDENCE = {
     "paper_id": "A",

@@ -9,7 +9,6 @@ from types import SimpleNamespace
 from typing import Annotated, TypedDict
 
 import pytest
-from fakes.chat import FakeToolCallingModel, ScriptExhausted, tool_call
 from langchain_core.exceptions import ModelAPIError, ModelAuthenticationError, ModelRateLimitError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.tools import tool
@@ -35,6 +34,8 @@ from lit3r.agent.llm import (
     retry_wait,
 )
 from lit3r.agent.llm_settings import LLMSettings
+
+from fakes.chat import FakeToolCallingModel, ScriptExhausted, tool_call
 
 
 class Verdict(BaseModel):

@@ -11,11 +11,12 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from fakes.openai_server import OpenAIServer, error, malformed, reply, slow, tool_call
 from pydantic import BaseModel, Field
 
 from lit3r.agent.llm import LLM, ListRecorder, LLMCallError
 from lit3r.agent.llm_settings import LLMSettings
+
+from fakes.openai_server import OpenAIServer, error, malformed, reply, slow, tool_call
 
 
 class Verdict(BaseModel):

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import qasper_paper, shared, write_qasper
 
 from lit3r.corpus.parsers import ParseError, parser_for
 from lit3r.corpus.parsers.qasper import read_qasper_records
 from lit3r.corpus.parsers.records import parse_records
+
+from conftest import qasper_paper, shared, write_qasper
 
 ORIGINAL = {
     "2101.00001": qasper_paper(

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared
 
 from lit3r.evals.qasper_score import (
     PredictionFormatError,
@@ -21,6 +20,8 @@ from lit3r.evals.qasper_score import (
     token_f1,
     write_predictions,
 )
+
+from conftest import shared
 
 
 def annotation(**answer: object) -> dict:

@@ -562,10 +562,10 @@ def test_offline_candidates_rank_a_relevant_passage_first_on_minilm():
 
 
 def test_bi_encoder_looks_up_known_passage_vectors_instead_of_encoding() -> None:
-    from conftest import HashingEncoder
-
     from lit3r.index.embed_cache import text_hash
     from lit3r.tools.rerankers.offline import BiEncoderReranker
+
+    from conftest import HashingEncoder
 
     encoder = HashingEncoder()
     known_text, new_text = "sparse lexical retrieval", "dense neural vectors"

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from conftest import HashingEncoder
 
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
@@ -25,6 +24,8 @@ from lit3r.tools.retrieve import (
     prf_query,
     retrieve_subquery,
 )
+
+from conftest import HashingEncoder
 
 # id -> (title, topic words, titles of cited corpus papers by id)
 PAPERS: dict[str, tuple[str, list[str], list[str]]] = {
