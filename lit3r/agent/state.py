@@ -1,0 +1,125 @@
+"""Graph state: a narrow input, a full internal state, and one reducer per shared field.
+
+The input is what a caller gives (:class:`InputState`): the question, answer options for a
+multiple-choice question, and an optional paper restriction. Everything else is internal
+(:class:`AgentState`) and written by the planner node and by the tools through
+``Command(update=...)``.
+
+Several tool calls of one planner turn run in the same step, so every field a tool writes
+has a reducer; none of them is a plain "last value" channel that would reject two writes:
+
+* ``pool`` merges chunk scores by maximum (:func:`lit3r.tools.fusion.merge_pool`): a chunk
+  found by two subqueries is stored once, with its best score;
+* lists append (``subqueries``, ``verdicts``) or append unseen items (``named_papers``);
+* ``best_reranker_score`` keeps the maximum;
+* rankings and the answer are replaced by the latest write.
+
+Writing ``None`` resets a field (the start of a new question in a chat thread). All values
+are plain JSON data (chunk ids, scores, dicts), so a checkpointer can store the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, NotRequired, TypeVar
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph import add_messages
+from typing_extensions import TypedDict
+
+from lit3r.tools import fusion
+
+T = TypeVar("T")
+PoolUpdate = Mapping[str, float] | Iterable[tuple[str, float]] | None
+
+
+def reduce_pool(current: dict[str, float] | None, update: PoolUpdate) -> dict[str, float]:
+    """Merge ``(chunk id, score)`` pairs into the pool keeping each chunk's maximum score; ``None`` empties it."""
+    if update is None:
+        return {}
+    pairs = update.items() if isinstance(update, Mapping) else update
+    return fusion.merge_pool(current or {}, ((chunk, float(score)) for chunk, score in pairs))
+
+
+def append(current: list[T] | None, update: list[T] | None) -> list[T]:
+    """Append ``update`` to the list; ``None`` empties it."""
+    return [] if update is None else [*(current or []), *update]
+
+
+def append_unseen(current: list[T] | None, update: list[T] | None) -> list[T]:
+    """Append the items of ``update`` not already in the list, in order; ``None`` empties it."""
+    return [] if update is None else list(dict.fromkeys([*(current or []), *update]))
+
+
+def keep_max(current: float | None, update: float | None) -> float | None:
+    """The larger of two scores; ``None`` resets (a tool that has no score leaves the key out)."""
+    if update is None:
+        return None
+    return update if current is None else max(current, update)
+
+
+def replace(_current: Any, update: T) -> T:
+    """The latest write wins (several writes in one step do not raise)."""
+    return update
+
+
+class InputState(TypedDict):
+    """What a caller passes in: one question."""
+
+    question: str
+    options: NotRequired[list[str] | None]
+    """Answer options of a multiple-choice question (None: free-form)."""
+    allowed_papers: NotRequired[list[str] | None]
+    """Restrict retrieval to these paper ids (None: the whole corpus)."""
+
+
+class AgentState(InputState, total=False):
+    """Everything the planner and the tools share while answering one question."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The conversation: the question, the planner's tool calls and the tools' one-line statuses."""
+    pool: Annotated[dict[str, float], reduce_pool]
+    """The shared chunk pool: chunk id -> best score over every subquery that returned it."""
+    subqueries: Annotated[list[str], append]
+    """Every query ``search_chunks`` retrieved, in order."""
+    round: int
+    """Retrieval rounds started (a planner turn that issues ``search_chunks`` calls starts one)."""
+    turns: int
+    """Planner turns taken for this question."""
+    verdicts: Annotated[list[dict[str, Any]], append]
+    """Each verification: a :class:`lit3r.tools.plan.Verdict` as a dict, plus its ``round``."""
+    named_papers: Annotated[list[str], append_unseen]
+    """Papers verifiers said hold evidence (Ranking B seeds after the top paper of Ranking A)."""
+    best_reranker_score: Annotated[float | None, keep_max]
+    """Best raw reranker score seen (the relevance gate's input); None when nothing was reranked."""
+    ranking_a: Annotated[list[tuple[str, float]] | None, replace]
+    """Pool papers by their best chunk score, as of the last ``expand_neighbors``."""
+    seeds: Annotated[list[str] | None, replace]
+    """Ranking B seeds used by the last ``expand_neighbors``."""
+    ranking_b: Annotated[list[str] | None, replace]
+    """Ranking B of the last ``expand_neighbors`` (empty when Relate is off)."""
+    final_papers: Annotated[list[tuple[str, float]] | None, replace]
+    """A/B fusion: the reader's papers, best first; None until ``expand_neighbors`` ran."""
+    answer: Annotated[dict[str, Any] | None, replace]
+    """The :class:`lit3r.models.Answer` as a dict, once ``synthesize_answer`` ran."""
+    stop_reason: str | None
+    """Why retrieval stopped: 'sufficient', 'no_new_subqueries', 'max_rounds', 'budget: ...', 'planner: ...'."""
+
+
+def question_reset() -> dict[str, Any]:
+    """The update that clears every per-question field (a new question in a chat thread)."""
+    return {
+        "pool": None,
+        "subqueries": None,
+        "round": 0,
+        "turns": 0,
+        "verdicts": None,
+        "named_papers": None,
+        "best_reranker_score": None,
+        "ranking_a": None,
+        "seeds": None,
+        "ranking_b": None,
+        "final_papers": None,
+        "answer": None,
+        "stop_reason": None,
+    }
