@@ -7,9 +7,10 @@ live for one run and are never checkpointed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from langgraph.runtime import get_runtime
 
@@ -17,11 +18,14 @@ from lit3r.agent.budget import Budget
 from lit3r.agent.llm import LLM
 from lit3r.agent.trace import TraceRecorder
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.models import Answer, Chunk
+from lit3r.models import Answer, Chunk, Paper
 from lit3r.settings import Settings
 from lit3r.tools.gate import GateThreshold
 from lit3r.tools.plan import Decomposer, GateVerifier, HydeWriter, KeywordDecomposer, Verifier
 from lit3r.tools.rerankers import Reranker
+
+if TYPE_CHECKING:
+    from lit3r.agent.llm_reader import LLMReader
 
 PlannerKind = Literal["fixed", "llm"]
 
@@ -41,6 +45,36 @@ def extractive_reader(
     from lit3r.tools.reader import extractive_answer
 
     return extractive_answer(question, list(evidence_chunks), options=options, sufficient=sufficient)
+
+
+class LLMReaderAdapter:
+    """The two-stage :class:`~lit3r.agent.llm_reader.LLMReader` as a :class:`Reader`.
+
+    Options become lettered choices (A, B, ...); below the gate (``sufficient`` False) the model is not
+    called and the answer abstains.
+    """
+
+    def __init__(self, reader: LLMReader, papers: Mapping[str, Paper]) -> None:
+        self.reader = reader
+        self.papers = papers
+        self.__name__ = "llm_reader"
+
+    def __call__(
+        self, question: str, evidence_chunks: Sequence[Chunk], options: Sequence[str] | None, sufficient: bool
+    ) -> Answer:
+        from lit3r.prompts.common import AnswerSpec
+        from lit3r.tools.reader import insufficient_answer
+
+        if not sufficient:
+            return insufficient_answer(question)
+        lettered = {string.ascii_uppercase[i]: option for i, option in enumerate(options or [])}
+        spec = AnswerSpec(types=["multiple_choice"], options=lettered) if lettered else AnswerSpec()
+        order = dict.fromkeys(c.paper_id for c in evidence_chunks)
+        papers = [self.papers[p] for p in order if p in self.papers]
+        answer = self.reader.read(question, papers, list(evidence_chunks), spec)
+        if answer.option in lettered:  # the LLM reader names the letter; answers carry the option itself
+            answer = answer.model_copy(update={"option": lettered[answer.option]})
+        return answer
 
 
 @dataclass
