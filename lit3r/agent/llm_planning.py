@@ -1,0 +1,189 @@
+"""LLM versions of the retrieval-round planners of :mod:`lit3r.tools.plan` (seed §2.1.2, Appendix C).
+
+* :class:`LLMDecomposer` writes the round's subqueries; on a failed call it falls back to the question itself.
+* :class:`LLMVerifier` judges the pool's top papers; on a failed call the verdict is "insufficient" with a
+  'verifier failed' note, so the rounds go on (or stop at the round limit) instead of crashing.
+* :class:`LLMHyde` writes a hypothetical passage for a short query; on a failed call the query is used as is.
+
+Each asks :meth:`LLM.structured` for a pydantic schema; only :class:`~lit3r.agent.llm.LLMError` is caught. Every
+fallback is logged and, when a recorder is given, recorded as a ``note`` event for the trace.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from lit3r.agent.llm import LLM, LLMError
+from lit3r.models import Chunk, Paper
+from lit3r.prompts.common import RETRIEVER_SYSTEM, AnswerSpec
+from lit3r.prompts.retrieval import (
+    KNOWN_VENUES,
+    render_decompose,
+    render_hyde,
+    render_listing,
+    render_verify,
+    venue_year_tag,
+)
+from lit3r.tools.plan import PaperEvidence, Verdict
+
+logger = logging.getLogger(__name__)
+
+NoteRecorder = Callable[[dict[str, Any]], None]
+"""Receives one ``{"kind": "note", "name", "started_at", ...}`` dict per fallback or reader stage."""
+
+VERIFIER_FAILED = "verifier failed"
+"""Starts the missing note of a verdict made up after a failed verification call."""
+
+
+class Subqueries(BaseModel):
+    """Search subqueries for one retrieval round."""
+
+    subqueries: list[str] = Field(description="Short, self-contained search queries; empty when nothing is new.")
+
+
+class EvidenceVerdict(BaseModel):
+    """Which papers hold evidence and whether the evidence suffices."""
+
+    papers_with_evidence: list[str] = Field(default_factory=list, description="Ids of papers holding evidence.")
+    sufficient: bool = Field(description="True when the listed chunks answer the question completely.")
+    missing: str = Field(default="", description="What is still missing; empty when sufficient.")
+
+
+class HydePassage(BaseModel):
+    """A hypothetical passage that would answer the query."""
+
+    passage: str = Field(description="80 to 150 words in the style of a scientific paper.")
+
+
+def record(recorder: NoteRecorder | None, name: str, **data: Any) -> None:
+    """Hand ``data`` to ``recorder`` (when there is one) as a ``note`` event named ``name``."""
+    if recorder is not None:
+        recorder({"kind": "note", "name": name, "started_at": datetime.now(UTC).isoformat(), **data})
+
+
+def note(recorder: NoteRecorder | None, name: str, **data: Any) -> None:
+    """Log a fallback as a warning and :func:`record` it."""
+    logger.warning("%s: %s", name, data.get("error", data))
+    record(recorder, name, **data)
+
+
+def _messages(prompt: str) -> list[SystemMessage | HumanMessage]:
+    """The retriever system prompt and one user message (no history is carried across calls)."""
+    return [SystemMessage(RETRIEVER_SYSTEM), HumanMessage(prompt)]
+
+
+def clean_subqueries(raw: Iterable[str], previous: Sequence[str], limit: int, tag: str | None) -> list[str]:
+    """Subqueries with spacing folded, the venue tag put in front when missing, empties and repeats (of each
+    other or of ``previous``, case ignored) dropped, at most ``limit``."""
+    seen = {" ".join(q.split()).casefold() for q in previous}
+    out = []
+    for query in raw:
+        query = " ".join(query.split())
+        if query and tag and not query.startswith(tag):
+            query = f"{tag} {query}"
+        if query and query.casefold() not in seen:
+            seen.add(query.casefold())
+            out.append(query)
+    return out[: max(limit, 0)]
+
+
+class LLMDecomposer:
+    """:class:`~lit3r.tools.plan.Decomposer` over an LLM (Figures 3, 4 and 6 of the seed).
+
+    Round 1 asks for ``limit`` subqueries; later rounds show the earlier subqueries and the verifier's missing
+    note and accept an empty list (which ends the rounds). A failed call gives ``[question]``.
+    """
+
+    name = "llm"
+
+    def __init__(self, llm: LLM, *, venues: Iterable[str] = KNOWN_VENUES, recorder: NoteRecorder | None = None) -> None:
+        self.llm = llm
+        self.venues = tuple(venues)
+        self.recorder = recorder
+
+    def decompose(self, question: str, previous: Sequence[str], missing: str, limit: int) -> list[str]:
+        """Up to ``limit`` new subqueries; round 1 (``previous`` empty) never returns an empty list."""
+        if limit < 1:
+            return []
+        prompt = render_decompose(question, previous, missing, limit, self.venues)
+        try:
+            reply = self.llm.structured(_messages(prompt), Subqueries, name="decompose")
+        except LLMError as exc:
+            note(self.recorder, "decompose.fallback", error=str(exc), fallback=[question])
+            return [question]
+        out = clean_subqueries(reply.subqueries, previous, limit, venue_year_tag(question, self.venues))
+        return out or ([] if previous else [question])
+
+
+class LLMVerifier:
+    """:class:`~lit3r.tools.plan.Verifier` over an LLM (Figure 5 of the seed).
+
+    Args:
+        llm: the model wrapper.
+        papers: paper records by id, for venue and year in the listing (e.g. ``CorpusIndex.papers``).
+        chunks: chunks by id, for type and locator in the listing (e.g. ``CorpusIndex.chunk_by_id``).
+        spec: the answer form the question asks for (set per question; free form when omitted).
+        chunk_chars: characters each shown chunk is cut to.
+        recorder: receives a note when a call fails.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        papers: Mapping[str, Paper] | None = None,
+        chunks: Mapping[str, Chunk] | None = None,
+        spec: AnswerSpec | None = None,
+        chunk_chars: int = 1800,
+        recorder: NoteRecorder | None = None,
+    ) -> None:
+        self.llm = llm
+        self.papers = papers or {}
+        self.chunks = chunks or {}
+        self.spec = spec
+        self.chunk_chars = chunk_chars
+        self.recorder = recorder
+
+    def verify(self, question: str, evidence: Sequence[PaperEvidence], best_score: float | None) -> Verdict:
+        """The model's verdict; paper ids it did not see are dropped. ``best_score`` is not shown to it."""
+        if not evidence:
+            return Verdict(sufficient=False, missing="nothing was retrieved yet")
+        listing = render_listing(self.papers, evidence, self.chunks, chunk_chars=self.chunk_chars)
+        try:
+            reply = self.llm.structured(
+                _messages(render_verify(question, listing, self.spec)), EvidenceVerdict, name="verify"
+            )
+        except LLMError as exc:
+            note(self.recorder, "verify.fallback", error=str(exc))
+            return Verdict(sufficient=False, missing=f"{VERIFIER_FAILED} ({type(exc).__name__})")
+        shown = {item.paper_id for item in evidence}
+        papers = list(dict.fromkeys(p.strip() for p in reply.papers_with_evidence if p.strip() in shown))
+        missing = "" if reply.sufficient else reply.missing.strip()
+        return Verdict(sufficient=reply.sufficient, papers_with_evidence=papers, missing=missing)
+
+
+class LLMHyde:
+    """:class:`~lit3r.tools.plan.HydeWriter` over an LLM; a failed call returns the query itself."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLM, *, recorder: NoteRecorder | None = None) -> None:
+        self.llm = llm
+        self.recorder = recorder
+
+    def write(self, query: str) -> str:
+        """A passage that would answer ``query`` (or ``query`` when the model fails or writes nothing)."""
+        try:
+            reply = self.llm.structured(_messages(render_hyde(query)), HydePassage, name="hyde")
+        except LLMError as exc:
+            note(self.recorder, "hyde.fallback", error=str(exc))
+            return query
+        return " ".join(reply.passage.split()) or query
