@@ -58,7 +58,8 @@ def build_records_index(home: Path, records: Sequence[dict]) -> CorpusIndex:
 
 def make_context(index: CorpusIndex, model: FakeToolCallingModel | None = None, **fields) -> Context:
     """A context over ``index`` with the bi-encoder reranker; with ``model``, the LLM planner."""
-    context = Context(index=index, settings=index.settings, reranker=reranker_for_index("bi-encoder", index), **fields)
+    fields.setdefault("reranker", reranker_for_index("bi-encoder", index))
+    context = Context(index=index, settings=index.settings, **fields)
     if model is not None:
         bound = model.bind_tools(AGENT_TOOLS)
         context.planner_model = LLM(bound, recorder=context.recorder, budget=context.budget)

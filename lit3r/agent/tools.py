@@ -66,7 +66,7 @@ def search_chunks(query: str, state: State, tool_call_id: CallId) -> Command:
     """Search the papers for passages matching one focused query and add the best ones to the shared pool.
 
     Call it once per aspect of the question (a method, dataset, metric or claim); the calls of one turn
-    form one retrieval round, and at most three rounds are allowed. It searches chunk BM25, paper BM25
+    form one retrieval round (three rounds at most by default). It searches chunk BM25, paper BM25
     and dense vectors, expands the query once with the top paper's abstract, reranks up to 200 passages
     and merges the best 20 into the pool (a passage found twice keeps its higher score).
 
@@ -84,7 +84,7 @@ def search_chunks(query: str, state: State, tool_call_id: CallId) -> Command:
     chunks = [c for c, _s in result.pool]
     new = [c for c in chunks if c not in (state.get("pool") or {})]
     papers = _papers_of(context, chunks)
-    status = f"{query!r}: {len(chunks)} passages from {len(papers)} papers ({len(new)} new to the pool)"
+    status = f"{query!r}: {len(chunks)} passages from {len(papers)} papers ({len(new)} not pooled before this turn)"
     status += f"; top papers: {', '.join(papers[:SHOWN_PAPERS]) or 'none'}"
     update: dict[str, Any] = {"pool": result.pool, "subqueries": [query]}
     if result.best_reranker_score is not None:
@@ -98,8 +98,9 @@ def rerank(query: str, state: State, tool_call_id: CallId) -> Command:
     """Re-score the passages already in the pool against a sharper query; retrieves nothing new.
 
     Use it when the pool holds the right papers but other passages rank first. Each pooled passage gets
-    the Lit3R blend for this query, 0.6/(60 + pool rank) + 0.4/(60 + reranker rank), and keeps the higher
-    of its old and new score, so passages this query favours can only move up.
+    the Lit3R blend for this query, 0.6/(60 + pool rank) + 0.4/(60 + reranker rank), plus the pin bonus
+    if its search had pinned it, and keeps the higher of its old and new score: passages this query
+    favours move up within their tier, none moves down.
 
     Args:
         query: What the answer passage must say, e.g. "accuracy of BERT-base on SST-2".
@@ -108,28 +109,22 @@ def rerank(query: str, state: State, tool_call_id: CallId) -> Command:
     pool = state.get("pool") or {}
     if not pool:
         raise ValueError("the pool is empty: call search_chunks first")
-    if context.reranker is None or not context.settings.retriever.rerank:
-        return _command("rerank", tool_call_id, "no reranker is configured: the pool is unchanged")
     settings = context.settings.retriever
+    if context.reranker is None or not settings.rerank:
+        return _command("rerank", tool_call_id, "no reranker is configured: the pool is unchanged")
     order = [c for c, _s in sorted(pool.items(), key=lambda item: -item[1])]
     raw = context.reranker.score(query, [context.index.chunk_by_id[c].text for c in order])
     scores = dict(zip(order, map(float, raw), strict=True))
-    blended = fusion.blend_rerank(
-        order,
-        scores,
-        k=settings.blend_k,
-        w_ret=settings.w_ret,
-        w_rr=settings.w_rr,
-        pinned=0,
-        keep=len(order),
-        max_candidates=len(order),
-    )
-    raised = [c for c, s in blended if s > pool[c]]
-    context.recorder.add("ranking", "rerank", {"query": query, "reranker": list(scores.items()), "pool": blended})
+    weights = {"k": settings.blend_k, "w_ret": settings.w_ret, "w_rr": settings.w_rr}
+    blended = fusion.blend_rerank(order, scores, **weights, pinned=0, keep=len(order), max_candidates=len(order))
+    # an unpinned blend never reaches pin_bonus (blend_rerank checks it), so old >= bonus means "pinned"
+    rescored = [(c, s + (settings.pin_bonus if pool[c] >= settings.pin_bonus else 0.0)) for c, s in blended]
+    raised = [c for c, s in rescored if s > pool[c]]
+    context.recorder.add("ranking", "rerank", {"query": query, "reranker": list(scores.items()), "pool": rescored})
     best = max(scores.values())
     status = f"re-scored {len(order)} pooled passages for {query!r}: {len(raised)} moved up; best reranker score "
     status += f"{best:.4g}"
-    return _command("rerank", tool_call_id, status, pool=blended, best_reranker_score=best)
+    return _command("rerank", tool_call_id, status, pool=rescored, best_reranker_score=best)
 
 
 @tool(**DOCSTRING)
@@ -252,6 +247,8 @@ def synthesize_answer(state: State, tool_call_id: CallId) -> Command:
 
 AGENT_TOOLS = [search_chunks, rerank, expand_neighbors, read_paper, verify_sufficiency, synthesize_answer]
 """The six tools, in the order the planner is shown them."""
+for _tool in AGENT_TOOLS:  # one paragraph per description: the docstring's line breaks mean nothing to a model
+    _tool.description = " ".join(_tool.description.split())
 TOOL_NAMES = tuple(t.name for t in AGENT_TOOLS)
 
 
