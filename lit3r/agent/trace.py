@@ -107,7 +107,7 @@ def trace_document(events: Sequence[TraceEvent], answer: Answer, **meta: Any) ->
         "question": answer.question,
         **meta,
         "answer": answer.model_dump(mode="json"),
-        "events": [e.model_dump(mode="json") for e in events],
+        "events": [e.model_dump() for e in events],  # python mode: json.dumps' default handles numpy in data
     }
 
 

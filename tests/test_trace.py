@@ -1,0 +1,135 @@
+"""The trace: recorder order and timing, LLM call records, the JSON file ``ask()`` writes, and the timeline."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from test_graph import QUESTION, assert_grounded, make_context
+from test_retrieve import make_index
+
+from lit3r.agent.api import ask, build_context, run_agent
+from lit3r.agent.context import LLMReaderAdapter
+from lit3r.agent.llm import LLMConfigError
+from lit3r.agent.llm_planning import LLMDecomposer, LLMVerifier
+from lit3r.agent.tools import TOOL_NAMES
+from lit3r.agent.trace import TraceRecorder, load_trace, render_timeline, write_trace
+from lit3r.index.corpus_index import CorpusIndex
+from lit3r.models import Answer, TraceEvent
+from lit3r.tools.rerankers.factory import reranker_for_index
+
+from fakes.chat import FakeToolCallingModel, tool_call
+
+REQUIRED = {"type", "name", "round", "started_at", "duration_ms", "data"}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> CorpusIndex:
+    return make_index(tmp_path_factory.mktemp("trace") / "home")[0]
+
+
+def test_recorder_orders_events_by_start_and_times_steps() -> None:
+    recorder = TraceRecorder()
+    recorder.round = 2
+    with recorder.step("tool", "outer") as data:
+        data["args"] = {"q": "x"}
+        recorder.add("ranking", "inner", {"pool": [["c1", 1.0]]}, round_=3)
+    with pytest.raises(ValueError), recorder.step("tool", "broken"):
+        raise ValueError("boom")
+    assert [(e.name, e.round) for e in recorder.events] == [("outer", 2), ("inner", 3), ("broken", 2)]
+    assert recorder.events[0].data == {"args": {"q": "x"}} and recorder.events[0].duration_ms > 0
+    assert recorder.events[2].data["error"] == "ValueError: boom"
+    starts = [datetime.fromisoformat(e.started_at) for e in recorder.events]
+    assert starts == sorted(starts)
+
+
+def test_recorder_takes_llm_call_records_and_fallback_notes() -> None:
+    recorder = TraceRecorder()
+    recorder.round = 1
+    recorder.record(
+        {"kind": "llm_call", "name": "planner", "started_at": "2025-01-01T00:00:00.000+00:00", "duration_ms": 12.5}
+        | {"prompt": [{"role": "user", "content": "q"}], "output": "", "prompt_tokens": 7, "completion_tokens": 3}
+    )
+    recorder.record({"kind": "note", "name": "decompose.fallback", "error": "timeout"})
+    llm, note = recorder.events
+    assert (llm.type, llm.name, llm.round, llm.duration_ms) == ("llm", "planner", 1, 12.5)
+    assert llm.data["prompt_tokens"] == 7 and llm.data["prompt"][0]["content"] == "q"
+    assert (note.type, note.name, note.data) == ("note", "decompose.fallback", {"error": "timeout"})
+
+
+def test_ask_writes_a_trace_file_with_every_step_in_order(index) -> None:
+    answer = ask(QUESTION, settings=index.settings, index=index, reranker=reranker_for_index("bi-encoder", index))
+    assert_grounded(answer, index)
+    path = Path(answer.trace_path)
+    assert path.parent == index.settings.home / "traces" and path.exists()
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["question"] == QUESTION and doc["stop_reason"] == "sufficient" and doc["planner"] == "fixed"
+    assert Answer.model_validate(doc["answer"]) == answer
+    events = doc["events"]
+    assert all(set(e) == REQUIRED for e in events)
+    starts = [datetime.fromisoformat(e["started_at"]) for e in events]
+    assert starts == sorted(starts)
+    tools = [e["name"] for e in events if e["type"] == "tool"]
+    assert tools == ["search_chunks", "search_chunks", "verify_sufficiency", "expand_neighbors", "synthesize_answer"]
+    assert events[0]["name"] == "start_question" and events[-1]["data"]["decision"] == "finish"
+    kinds = {e["type"] for e in events}
+    assert {"node", "decompose", "tool", "ranking", "verdict", "read"} <= kinds
+    search = next(e for e in events if e["name"] == "retrieve_subquery")
+    assert search["round"] == 1 and search["data"]["pool"] and search["data"]["sweeps"]["original"]["papers"]
+    verdict = next(e for e in events if e["type"] == "verdict")
+    assert verdict["data"]["verdict"]["sufficient"] is True
+
+
+def test_llm_calls_are_in_the_trace_with_prompt_output_and_tokens(index) -> None:
+    model = FakeToolCallingModel(script=[tool_call("search_chunks", query="okapi saturation"), "done"])
+    context = make_context(index, model)
+    state = run_agent(context, QUESTION)
+    calls = context.recorder.of_type("llm")
+    assert [e.name for e in calls] == ["planner", "planner"]
+    first = calls[0]
+    assert first.data["prompt"][0]["role"] == "system" and first.data["prompt"][1]["content"] == QUESTION
+    assert first.data["tool_calls"][0]["args"] == {"query": "okapi saturation"}
+    assert first.data["prompt_tokens"] > 0 and first.data["completion_tokens"] > 0
+    assert calls[1].round == 1 and calls[1].data["output"] == "done"
+    names = [e.name for e in context.recorder.events]
+    assert names.index("planner") < names.index("search_chunks")
+    assert state["stop_reason"].startswith("planner: the model stopped")
+
+
+def test_timeline_renders_one_line_per_event(index, tmp_path) -> None:
+    context = make_context(index)
+    state = run_agent(context, QUESTION)
+    answer = Answer.model_validate(state["answer"])
+    path = write_trace(tmp_path / "t.json", context.recorder.events, answer)
+    for source in (path, str(path), path.read_text(encoding="utf-8"), load_trace(path)):
+        text = render_timeline(source)
+        lines = text.splitlines()
+        assert lines[0] == f"question: {QUESTION}" and "citations" in lines[1]
+        assert len(lines) == 2 + len(context.recorder.events)
+    body = lines[2:]
+    assert body[0].startswith("+      0.0 ms")
+    assert any(" tool " in line and "search_chunks" in line and "→" in line for line in body)
+    assert any(" verdict " in line and "sufficient=True" in line for line in body)
+    assert render_timeline({"question": "q", "events": []}).endswith("(no events)")
+
+
+def test_trace_json_survives_numpy_values(tmp_path) -> None:
+    np = pytest.importorskip("numpy")
+    event = TraceEvent(type="ranking", name="x", started_at="2025-01-01T00:00:00+00:00", data={"s": np.float32(0.5)})
+    answer = Answer(question="q", text="none", sufficient=False)
+    doc = load_trace(write_trace(tmp_path / "n.json", [event], answer))
+    assert doc["events"][0]["data"]["s"] == 0.5
+
+
+def test_ask_without_a_model_refuses_the_llm_planner_and_wires_llm_pieces_with_one(index) -> None:
+    with pytest.raises(LLMConfigError):
+        ask(QUESTION, settings=index.settings, index=index, reranker=None, planner="llm")
+    context = build_context(
+        index.settings, index=index, reranker=None, chat_model=FakeToolCallingModel(), planner="llm"
+    )
+    assert isinstance(context.decomposer, LLMDecomposer) and isinstance(context.verifier, LLMVerifier)
+    assert isinstance(context.reader, LLMReaderAdapter) and context.planner == "llm"
+    bound = [t["function"]["name"] for t in context.planner_model.model.kwargs["tools"]]
+    assert tuple(bound) == TOOL_NAMES and context.planner_model.budget is context.budget
