@@ -1,0 +1,119 @@
+"""The extractive reader's default sentence scorer: BM25 over the evidence sentences themselves.
+
+``lexical_scores(question, sentences)`` scores each sentence with BM25 (``k1 = 1.2``,
+``b = 0.75``) where the "collection" is ``sentences``: the idf of a term is
+``log(1 + (N - df + 0.5) / (df + 0.5))`` over the N sentences (always positive), term
+frequency saturates and long sentences are normalised, so a sentence scores by how many of
+the question's rarer terms it contains, not by its length. Terms are the project's BM25 tokens
+(:func:`lit3r.index.bm25.tokenize`: lower-cased, stop words removed, stemmed) plus numbers
+kept whole (``1,240`` -> ``1240``, ``0.63``), which the BM25 tokeniser would cut into pieces.
+Interrogatives and auxiliaries (``how``, ``many``, ``what``, ``does``, ...) are dropped from
+the question: they say what kind of answer is wanted, not what it is about.
+
+Numeric bonus: when the question asks for a quantity (``how many``, ``how much``, ``what
+percentage``, ``what proportion``, ...), a sentence that already matches and contains a number
+(digits or a number word such as ``twelve``) gets its score multiplied by ``1 + NUMBER_BONUS``;
+for percentage questions only sentences with ``%`` or ``percent`` get it. A sentence with no
+matching term always scores 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from lit3r.index.bm25 import tokenize
+from lit3r.settings import BM25Settings
+
+NUMBER_BONUS = 1.0
+"""Relative score bonus for a matching sentence with a number, when the question asks for a quantity."""
+
+QUESTION_WORDS = frozenset(
+    {"how", "many", "much", "what", "which", "who", "whom", "whose", "when", "where", "why", "whether"}
+    | {"do", "does", "did", "is", "are", "was", "were", "be", "been", "has", "have", "had", "can", "could"}
+    | {"would", "should", "according", "reported", "report", "reports"}
+)
+"""Question words dropped from the query before scoring."""
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+_QUANTITY = re.compile(
+    r"\bhow (?:many|much|large|big|long|often|high|low)\b"
+    r"|\bwhat (?:is the |was the |are the )?(?:number|amount|percentage|percent|proportion|fraction|share|rate)\b",
+    re.IGNORECASE,
+)
+_PERCENT_QUESTION = re.compile(r"\b(?:percentage|percent|per cent|proportion|share)\b|%", re.IGNORECASE)
+_PERCENT = re.compile(r"%|\bper ?cent\b", re.IGNORECASE)
+_DIGIT = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred"
+    r"|thousand|million|half|twice|dozen)\b",
+    re.IGNORECASE,
+)
+K1 = 1.2
+B = 0.75
+_WORD = re.compile(r"[^\W\d_]+")
+
+_SETTINGS = BM25Settings()
+
+
+def _numbers(text: str) -> list[str]:
+    """Numbers in ``text`` with thousands separators removed (``1,240`` -> ``1240``; ``0.63`` stays)."""
+    out = []
+    for match in _NUMBER.finditer(text):
+        number = match.group(0)
+        if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", number):
+            number = number.replace(",", "")
+        out.append(number)
+    return out
+
+
+def _drop_question_words(text: str) -> str:
+    """``text`` without interrogatives and auxiliaries."""
+    return _WORD.sub(lambda m: " " if m.group(0).lower() in QUESTION_WORDS else m.group(0), text)
+
+
+def terms(texts: Sequence[str], settings: BM25Settings = _SETTINGS) -> list[Counter[str]]:
+    """The scoring terms of each text with their counts: stemmed content words plus whole numbers."""
+    stripped = [_NUMBER.sub(" ", t) for t in texts]
+    tokens = tokenize(stripped, settings) if stripped else []
+    return [Counter(words) + Counter(_numbers(text)) for words, text in zip(tokens, texts, strict=True)]
+
+
+def query_terms(question: str, settings: BM25Settings = _SETTINGS) -> set[str]:
+    """The distinct terms of a question, without question words."""
+    return set(terms([_drop_question_words(question)], settings)[0])
+
+
+def idf(sentence_terms: Sequence[Counter[str]]) -> dict[str, float]:
+    """BM25 idf of every term over the given sentences (always positive)."""
+    n = len(sentence_terms)
+    df = Counter(term for ts in sentence_terms for term in ts)
+    return {term: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+
+
+def bm25(query: set[str], sentence: Counter[str], weights: dict[str, float], avg_length: float) -> float:
+    """BM25 score of one sentence for the query terms."""
+    norm = K1 * (1.0 - B + B * sum(sentence.values()) / avg_length) if avg_length else K1
+    return sum(weights[t] * sentence[t] * (K1 + 1.0) / (sentence[t] + norm) for t in query if t in sentence)
+
+
+def number_bonus(question: str, sentence: str) -> float:
+    """The factor a matching sentence's score is multiplied by (1 unless the question asks for a quantity)."""
+    if not _QUANTITY.search(question):
+        return 1.0
+    wanted = _PERCENT if _PERCENT_QUESTION.search(question) else _DIGIT
+    return 1.0 + NUMBER_BONUS if wanted.search(sentence) else 1.0
+
+
+def lexical_scores(question: str, sentences: list[str]) -> list[float]:
+    """Default scorer: BM25 over ``sentences`` with the numeric bonus (see the module docstring)."""
+    query = query_terms(question)
+    sentence_terms = terms(sentences)
+    weights = idf(sentence_terms)
+    avg_length = sum(sum(ts.values()) for ts in sentence_terms) / len(sentences) if sentences else 0.0
+    scores = []
+    for text, ts in zip(sentences, sentence_terms, strict=True):
+        score = bm25(query, ts, weights, avg_length)
+        scores.append(score * number_bonus(question, text) if score else 0.0)
+    return scores
