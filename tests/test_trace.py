@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
 from test_graph import QUESTION, assert_grounded, make_context
 from test_retrieve import make_index
 
@@ -16,6 +17,7 @@ from lit3r.agent.llm import LLMConfigError
 from lit3r.agent.llm_planning import LLMDecomposer, LLMVerifier
 from lit3r.agent.tools import TOOL_NAMES
 from lit3r.agent.trace import TraceRecorder, load_trace, render_timeline, write_trace
+from lit3r.graphs.agent import build_graph
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, TraceEvent
 from lit3r.tools.rerankers.factory import reranker_for_index
@@ -133,3 +135,16 @@ def test_ask_without_a_model_refuses_the_llm_planner_and_wires_llm_pieces_with_o
     assert isinstance(context.reader, LLMReaderAdapter) and context.planner == "llm"
     bound = [t["function"]["name"] for t in context.planner_model.model.kwargs["tools"]]
     assert tuple(bound) == TOOL_NAMES and context.planner_model.budget is context.budget
+
+
+def test_ask_in_a_thread_keeps_the_conversation_in_threads_sqlite(index) -> None:
+    reranker = reranker_for_index("bi-encoder", index)
+    first = ask(QUESTION, settings=index.settings, index=index, reranker=reranker, thread_id="t")
+    other = "Which paper uses molecule graph message passing?"
+    second = ask(other, settings=index.settings, index=index, reranker=reranker, thread_id="t")
+    assert first.citations[0].paper_id == "sparse" and second.citations[0].paper_id == "graph"
+    assert first.trace_path != second.trace_path
+    with SqliteSaver.from_conn_string(str(index.settings.home / "threads.sqlite")) as saver:
+        stored = build_graph(saver).get_state({"configurable": {"thread_id": "t"}}).values
+    assert [m.text for m in stored["messages"] if m.type == "human"] == [QUESTION, second.question]
+    assert stored["answer"]["text"] == second.text and stored["round"] == 1
