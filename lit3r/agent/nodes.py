@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolCall
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolCall
 from langgraph.runtime import Runtime
 
 from lit3r.agent.context import Context
@@ -79,18 +79,22 @@ def _calls(*calls: tuple[str, dict[str, Any]]) -> AIMessage:
     return AIMessage(content="", tool_calls=tool_calls)
 
 
+def _this_question(state: AgentState) -> list[AnyMessage]:
+    """The messages since the current question was asked (a chat thread holds earlier questions too)."""
+    messages = state.get("messages", [])
+    start = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    return messages[start + 1 :]
+
+
 def _turn_index(state: AgentState, names: frozenset[str] | set[str]) -> int:
-    """Position of the last AI message that called one of ``names`` (-1 when none did)."""
-    for position in range(len(state.get("messages", [])) - 1, -1, -1):
-        message = state["messages"][position]
-        if isinstance(message, AIMessage) and any(c["name"] in names for c in message.tool_calls):
-            return position
-    return -1
+    """Position, within this question, of the last AI message calling one of ``names`` (-1 when none did)."""
+    calls = [(i, m.tool_calls) for i, m in enumerate(_this_question(state)) if isinstance(m, AIMessage)]
+    return max((i for i, called in calls if any(c["name"] in names for c in called)), default=-1)
 
 
 def _last_calls(state: AgentState) -> list[str]:
-    """Tool names of the last AI message."""
-    last = next((m for m in reversed(state.get("messages", [])) if isinstance(m, AIMessage)), None)
+    """Tool names of this question's last AI message."""
+    last = next((m for m in reversed(_this_question(state)) if isinstance(m, AIMessage)), None)
     return [c["name"] for c in last.tool_calls] if last is not None else []
 
 
