@@ -68,6 +68,15 @@ def test_errors_are_one_clear_line(tmp_path: Path, hashing_encoder) -> None:
     assert result.exit_code == 1 and "unknown preset" in result.output
 
 
+def _chunks(home: Path) -> dict[str, dict]:
+    index_folder = next(home.glob("indexes/*/gen-*"))
+    lines = (index_folder / "chunks.jsonl").read_text().splitlines()
+    return {c["id"]: {**c, "locator": {**_NO_LOCATOR, **c.get("locator", {})}} for c in map(json.loads, lines)}
+
+
+_NO_LOCATOR = dict.fromkeys(LOCATOR_KEYS)
+
+
 @pytest.mark.slow
 def test_demo_end_to_end_with_the_real_default_embedder(tmp_path: Path) -> None:
     """The README's main command: ingest + index the demo corpus with all-MiniLM-L6-v2, search."""
@@ -81,3 +90,17 @@ def test_demo_end_to_end_with_the_real_default_embedder(tmp_path: Path) -> None:
     hits = json.loads(_run(home, "search", "Which fusion method reached the highest recall at 10?", "--json"))
     assert (hits[0]["paper_id"], hits[0]["type"]) == ("demo-rank-fusion", "table")
     assert hits[0]["locator"]["object_id"] == "Table 1"
+    assert "[1]" in output and "trace:" in output  # the demo also answers its question with citations
+
+    answer = json.loads(_run(home, "ask", "How many questions does the LocatorQA benchmark contain?", "--json"))
+    assert {"answer", "citations", "candidate_papers", "rounds", "trace_path"} <= set(answer)
+    assert answer["citations"] and answer["rounds"] >= 1
+    chunks = _chunks(home)
+    for citation in answer["citations"]:
+        assert {"chunk_id", "paper_id", "locator", "quote"} <= set(citation)
+        chunk = chunks[citation["chunk_id"]]
+        assert " ".join(citation["quote"].split()) in " ".join(chunk["text"].split())
+        assert chunk["locator"] == citation["locator"]
+    timeline = _run(home, "trace", "show", Path(answer["trace_path"]).stem)
+    for step in ("search_chunks", "verify_sufficiency", "expand_neighbors", "synthesize_answer"):
+        assert step in timeline

@@ -5,9 +5,11 @@ exactly one JSON document on stdout and its progress and warnings on stderr.
 """
 
 from lit3r.cli import corpus as _corpus  # noqa: F401  (registers the corpus commands)
+from lit3r.cli.agent import trace_app
 from lit3r.cli.app import app
 from lit3r.cli.evaluate import eval_app
 
 app.add_typer(eval_app, name="eval")
+app.add_typer(trace_app, name="trace")
 
 __all__ = ["app"]

@@ -168,12 +168,19 @@ def demo_papers_dir() -> Path:
     return Path(str(resources.files("lit3r") / "demo" / "papers"))
 
 
+DEMO_QUESTION = "How much did evidence verification reduce unsupported claims?"
+
+
 @app.command()
 def demo(
-    query: Annotated[str, typer.Argument(help="The example query.")] = "Which fusion method improved recall at 10?",
+    question: Annotated[str, typer.Argument(help="The example question.")] = DEMO_QUESTION,
 ) -> None:
-    """Ingest and index the bundled demo corpus, then run an example search."""
+    """Ingest and index the bundled demo corpus, search it, and answer a question with citations and a trace."""
+    from lit3r.cli.agent import ask
+
     ingest([demo_papers_dir()], force=False, as_json=False)
     index()
-    out.rule(f"search: {query}")
-    search(query, mode="hybrid", k=5, paper=None, as_json=False)
+    out.rule(f"search: {question}")
+    search(question, mode="hybrid", k=3, paper=None, as_json=False)
+    out.rule(f"ask: {question}")
+    ask(question, option=None, paper=None, planner="fixed", thread=None, as_json=False)

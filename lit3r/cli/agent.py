@@ -1,0 +1,101 @@
+"""Agent commands: ask a question, show a trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lit3r.cli.app import app, err, fail, out, state
+from lit3r.models import Answer
+
+trace_app = typer.Typer(no_args_is_help=True, help="Inspect the traces of answered questions.")
+
+
+def print_answer(answer: Answer) -> None:
+    """The answer with its inline markers, the cited chunks with their locators, and the trace path."""
+    out.print(answer.text, highlight=False, markup=False)
+    for citation in answer.citations:
+        out.print(
+            f"[bold][{citation.number}][/] [cyan]{citation.paper_id}[/] {citation.locator.describe()} "
+            f"[dim]{citation.chunk_id}[/]",
+            highlight=False,
+        )
+        out.print(f"    “{' '.join(citation.quote.split())}”", highlight=False, markup=False)
+    if answer.candidate_papers:
+        out.print(f"[dim]candidate papers: {', '.join(answer.candidate_papers[:5])}[/]", highlight=False)
+    out.print(f"[dim]rounds: {answer.rounds} · trace: {answer.trace_path}[/]", highlight=False)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    option: Annotated[list[str] | None, typer.Option(help="A multiple-choice option (repeat for each).")] = None,
+    paper: Annotated[list[str] | None, typer.Option(help="Answer from this paper id only (repeatable).")] = None,
+    planner: Annotated[str, typer.Option(help="'fixed' (the Lit3R sequence, no model) or 'llm'.")] = "fixed",
+    thread: Annotated[str | None, typer.Option(help="Conversation thread id (state kept across calls).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    """Answer a question with inline citations [n], the cited chunks with locators, and a trace."""
+    from lit3r.agent.api import ask as run_ask
+    from lit3r.agent.llm import LLMConfigError
+    from lit3r.index.corpus_index import IndexNotBuiltError
+
+    if planner not in ("fixed", "llm"):
+        fail(f"unknown planner {planner!r}: use fixed or llm")
+    try:
+        answer = run_ask(
+            question, settings=state.settings, options=option, allowed_papers=paper, planner=planner, thread_id=thread
+        )  # type: ignore[arg-type]
+    except (IndexNotBuiltError, LLMConfigError, ValueError) as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps(answer_document(answer), indent=1, ensure_ascii=False))
+    else:
+        print_answer(answer)
+
+
+def answer_document(answer: Answer) -> dict:
+    """The ``--json`` document of ``lit3r ask``: the answer model with its text under ``answer``."""
+    document = answer.model_dump(mode="json")
+    document = {"answer": document.pop("text"), **document}
+    document["citations"] = [
+        {k: c[k] for k in ("number", "chunk_id", "paper_id", "locator", "quote")} for c in document["citations"]
+    ]
+    return document
+
+
+@trace_app.command("show")
+def trace_show(
+    trace_id: Annotated[str, typer.Argument(help="A trace id (file name without .json) or a trace file path.")],
+) -> None:
+    """Render a trace as a readable timeline."""
+    from lit3r.agent.api import trace_path
+    from lit3r.agent.trace import render_timeline
+
+    path = Path(trace_id)
+    if not path.is_file():
+        path = trace_path(state.settings, trace_id.removesuffix(".json"))
+    if not path.is_file():
+        fail(f"no trace {trace_id!r} (looked for {path})")
+    try:
+        out.print(render_timeline(path), highlight=False, markup=False)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        fail(f"{path}: not a lit3r trace: {exc}")
+
+
+@trace_app.command("list")
+def trace_list(limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20) -> None:
+    """List the traces under the home folder, newest first."""
+    folder = state.settings.home / "traces"
+    paths = sorted(folder.glob("*.json"), reverse=True)[:limit] if folder.is_dir() else []
+    if not paths:
+        err.print(f"no traces under {folder}")
+    for path in paths:
+        try:
+            question = json.loads(path.read_text(encoding="utf-8")).get("question", "")
+        except (json.JSONDecodeError, OSError):
+            question = "(unreadable)"
+        out.print(f"{path.stem}  {question}", highlight=False, markup=False)
