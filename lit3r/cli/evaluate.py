@@ -154,3 +154,26 @@ def gate(
         report_path.parent.mkdir(parents=True, exist_ok=True)
         report_path.write_text(text, encoding="utf-8")
     out.print(text, highlight=False, markup=False)
+
+
+@eval_app.command("littraceqa")
+def littraceqa(
+    gold: Annotated[Path, typer.Option("--gold", help="Gold JSON lines (e.g. LitTraceQA validation.jsonl).")],
+    pred: Annotated[Path, typer.Option("--pred", help="Submission JSON lines (sample_submission.jsonl format).")],
+    report_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON to this file.")] = None,
+) -> None:
+    """Score a LitTraceQA submission: paper and evidence P/R/F1 (macro), multiple choice, tables, candidate recall."""
+    from lit3r.evals.littraceqa import SubmissionFormatError, read_gold, read_submission, score_submission
+
+    for path in (gold, pred):
+        if not path.is_file():
+            fail(f"{path}: no such file")
+    try:
+        report = score_submission(read_gold(gold), read_submission(pred))
+    except SubmissionFormatError as exc:
+        fail(str(exc))
+    text = json.dumps(report, indent=1)
+    if report_path:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(text, encoding="utf-8")
+    out.print(text, highlight=False, markup=False)
