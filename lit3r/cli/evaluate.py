@@ -30,33 +30,84 @@ def eval_settings(settings: Settings, data: Path) -> Settings:
 def qasper(
     data: Annotated[Path, typer.Argument(help="QASPER file (original or Hugging Face layout, .json or .json.gz).")],
     retrieval: Annotated[bool, typer.Option("--retrieval", help="Evaluate retrieval configurations.")] = False,
+    answers: Annotated[
+        bool, typer.Option("--answers", help="Answer every question with the agent; score answer and evidence F1.")
+    ] = False,
     report_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON to this file.")] = None,
     configs: Annotated[str | None, typer.Option(help="Comma-separated configurations (default: all).")] = None,
-    limit: Annotated[int | None, typer.Option(help="Evaluate only the first N questions with evidence.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(help="Evaluate only the first N questions (with --retrieval: of those with gold evidence)."),
+    ] = None,
     reranker: Annotated[str | None, typer.Option(help="Reranker spec (default: the settings' reranker).")] = None,
+    in_paper: Annotated[
+        bool, typer.Option("--in-paper", help="With --answers: answer from the question's own paper only.")
+    ] = False,
+    planner: Annotated[str, typer.Option(help="With --answers: 'fixed' (offline Lit3R sequence) or 'llm'.")] = "fixed",
+    predictions: Annotated[
+        Path | None,
+        typer.Option(help="With --answers: predictions file (default <eval home>/predictions-<setting>.jsonl)."),
+    ] = None,
 ) -> None:
-    """Retrieve for every QASPER question over the whole corpus and within its own paper; report recall@k and MRR.
+    """Evaluate on QASPER: retrieval (--retrieval) and/or whole answers (--answers); at least one is needed.
 
-    The file's papers are ingested and indexed under <home>/evals/<file hash>/ (reused when unchanged).
+    --retrieval retrieves for every question over the whole corpus and within its own paper and reports recall@k
+    and MRR. --answers runs the agent per question (over the whole corpus, or with --in-paper within the question's
+    paper), writes QASPER predictions and scores them with the official answer F1 and evidence F1. With both, the
+    JSON report is {"retrieval": ..., "answers": ...}. The file's papers are ingested and indexed under
+    <home>/evals/<file hash>/ (reused when unchanged).
     """
-    from lit3r.evals.qasper import load_questions
-    from lit3r.evals.retrieval import CONFIGURATIONS, evaluate
+    from lit3r.evals.retrieval import CONFIGURATIONS
 
-    if not retrieval:
-        fail("choose what to evaluate: --retrieval")
+    if not retrieval and not answers:
+        fail("choose what to evaluate: --retrieval, --answers or both")
+    if planner not in ("fixed", "llm"):
+        fail(f"unknown planner {planner!r}: use fixed or llm")
     names = [c.strip() for c in configs.split(",")] if configs else list(CONFIGURATIONS)
     unknown = [n for n in names if n not in CONFIGURATIONS]
-    if unknown:
+    if retrieval and unknown:
         fail(f"unknown configuration(s) {', '.join(unknown)}; choose from {', '.join(CONFIGURATIONS)}")
+    if answers and planner == "llm" and not state.settings.llm.enabled:
+        fail("planner 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
     index, settings = _eval_index(data)
-    questions = [q for q in load_questions(data) if q.evidence_paragraphs and q.paper_id in index.papers]
-    questions = questions[:limit] if limit else questions
     spec = reranker or settings.reranker
     bound = _reranker(spec, index, required=False)
+    document: dict = {}
+    if retrieval:
+        document["retrieval"] = _retrieval_report(data, index, settings, names, bound, spec, limit)
+    if answers:
+        options = {"in_paper": in_paper, "planner": planner, "limit": limit, "predictions": predictions}
+        answer_settings = settings.model_copy(update={"reranker": spec})  # the gate is stored per reranker
+        document["answers"] = _answers_report(data, index, answer_settings, bound, options)
+    if report_path:
+        report = document if len(document) == 2 else next(iter(document.values()))
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    if retrieval:
+        out.print(_table(document["retrieval"]["configurations"]), highlight=False)
+    if answers:
+        out.print(_answers_summary(document["answers"]), highlight=False, markup=False)
+
+
+def _retrieval_report(
+    data: Path,
+    index: CorpusIndex,
+    settings: Settings,
+    names: list[str],
+    bound: Reranker | None,
+    spec: str,
+    limit: int | None,
+) -> dict:
+    """Recall@k and MRR of each retrieval configuration over the questions with gold text evidence."""
+    from lit3r.evals.qasper import load_questions
+    from lit3r.evals.retrieval import evaluate
+
+    questions = [q for q in load_questions(data) if q.evidence_paragraphs and q.paper_id in index.papers]
+    questions = questions[:limit] if limit else questions
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("questions", total=len(questions))
         results = evaluate(index, questions, names, bound, settings.retriever, on_question=lambda: bar.advance(task))
-    document = {
+    return {
         "data": str(data),
         "questions": len(questions),
         "reranker": spec,
@@ -64,11 +115,61 @@ def qasper(
         "embedder": settings.embedder.model,
         "configurations": results,
     }
-    text = json.dumps(document, indent=1)
-    if report_path:
-        report_path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.write_text(text, encoding="utf-8")
-    out.print(_table(results), highlight=False)
+
+
+def _answers_report(data: Path, index: CorpusIndex, settings: Settings, bound: Reranker | None, options: dict) -> dict:
+    """Answer every question of ``data`` with the agent, write the predictions and score them (QASPER F1s).
+
+    ``options``: ``in_paper``, ``planner``, ``limit`` and ``predictions`` (a path or None for the default).
+    """
+    from lit3r.agent.llm import make_chat_model
+    from lit3r.evals.answers import CachedPapers, evaluate_answers, make_answerer
+    from lit3r.evals.calibrate import load_gate
+    from lit3r.evals.qasper import load_questions
+    from lit3r.evals.qasper_score import load_gold
+
+    setting = "in_paper" if options["in_paper"] else "open_domain"
+    questions = [q for q in load_questions(data) if q.paper_id in index.papers and q.annotations]
+    questions = questions[: options["limit"]] if options["limit"] else questions
+    path = options["predictions"] or settings.home / f"predictions-{setting}.jsonl"
+    chat_model = make_chat_model(settings.llm) if settings.llm.enabled else None
+    answerer = make_answerer(
+        settings, index, bound, planner=options["planner"], in_paper=options["in_paper"], chat_model=chat_model
+    )
+    gate = load_gate(settings)
+    with CorpusStore(settings.home) as store, Progress(console=err, transient=True) as bar:
+        task = bar.add_task("questions", total=len(questions))
+        try:
+            scores = evaluate_answers(
+                questions, load_gold(data), answerer, CachedPapers(store.get), path, lambda: bar.advance(task)
+            )
+        except ValueError as exc:  # a gold annotation without an answer, or a malformed predictions file
+            fail(f"cannot score {data}: {exc}")
+    return {
+        "data": str(data),
+        "setting": setting,
+        "planner": options["planner"],
+        "reranker": settings.reranker,
+        "gate": gate.to_dict() if gate else None,
+        "chunker": settings.chunker.kind,
+        "embedder": settings.embedder.model,
+        **scores,
+    }
+
+
+def _answers_summary(report: dict) -> str:
+    """A few lines for the terminal: the F1s, by type, failures and where the predictions are."""
+    by_type = ", ".join(f"{kind} {value:.3f}" for kind, value in report["answer_f1_by_type"].items())
+    return "\n".join(
+        [
+            f"answers ({report['setting']}, planner {report['planner']}): {report['questions']} questions, "
+            f"{report['abstained']} abstained, {report['failed_questions']} failed",
+            f"answer F1 {report['answer_f1']:.3f} ({by_type})",
+            f"evidence F1 {report['evidence_f1']:.3f} (text only {report['evidence_f1_text_only']:.3f})",
+            f"median latency ms: {json.dumps(report['latency_ms_median_by_stage'])}",
+            f"predictions: {report['predictions_path']}",
+        ]
+    )
 
 
 def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
