@@ -54,3 +54,6 @@ def test_eval_gate_command(tmp_path: Path, hashing_encoder) -> None:
         assert {"threshold", "precision", "recall", "f1"} <= set(mode)
     stored = load_gate(Settings(home=home, reranker="lexical"))
     assert stored is not None and stored.value == report["modes"]["f1"]["threshold"]
+    [eval_home] = list((home / "evals").iterdir())  # the evaluation corpus gets the same threshold
+    assert load_gate(Settings(home=eval_home, reranker="lexical")) == stored
+    assert len(report["saved"]) == 2

@@ -220,8 +220,8 @@ def gate(
     """Calibrate the relevance gate on QASPER's unanswerable labels (F1-max) and without labels (percentile).
 
     Reports precision, recall and F1 of abstaining for both modes with the threshold each chose. With
-    --save MODE the threshold is stored beside the index of the current settings under --home, for the
-    settings' reranker.
+    --save MODE the threshold is stored, for the settings' reranker, beside the index of the current settings
+    both under --home (used by `lit3r ask`) and under the evaluation corpus (used by `eval qasper --answers`).
     """
     from lit3r.evals.calibrate import best_scores, calibrate, save_gate
     from lit3r.evals.qasper import load_questions
@@ -248,8 +248,10 @@ def gate(
         "modes": modes,
     }
     if save:
-        path = save_gate(state.settings, GateThreshold.from_dict(modes[save]["calibration"]), settings.reranker)
-        document["saved"] = str(path)
+        threshold = GateThreshold.from_dict(modes[save]["calibration"])
+        # beside the evaluation corpus's index (used by `eval qasper --answers`) and the --home corpus's (used by ask)
+        paths = {save_gate(target, threshold, settings.reranker) for target in (settings, state.settings)}
+        document["saved"] = sorted(str(p) for p in paths)
     text = json.dumps(document, indent=1)
     if report_path:
         report_path.parent.mkdir(parents=True, exist_ok=True)
