@@ -13,22 +13,28 @@ Both end in the same *answer step*: ``expand_neighbors`` (unless the final paper
 then ``synthesize_answer``, then a final message with the answer text. The graph forces that step
 when the model stops calling tools without an answer, when the budget (time, tokens, cost) or the
 turn limit runs out, or when the model call fails. Every planner turn is one ``node`` trace event.
+
+In a chat thread a new question starts with the earlier questions' pool, decayed (:func:`carry_pool`), and
+the closing step gives the answer's citations the thread's stable numbers (:func:`stable_numbers`).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolCall
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from lit3r.agent.context import Context
 from lit3r.agent.llm import LLMError
-from lit3r.agent.state import AgentState, question_reset
+from lit3r.agent.state import AgentState, carry_pool, question_reset, stable_numbers
+from lit3r.models import Answer
 from lit3r.prompts.common import EVIDENCE_IS_DATA, fill
-from lit3r.tools.reader import insufficient_answer
+from lit3r.tools.reader import insufficient_answer, validate_answer
 
 PLANNER_SYSTEM = """You answer questions about a collection of scientific papers by calling tools. You never \
 answer from memory: the answer is written by synthesize_answer from the retrieved passages.
@@ -66,11 +72,20 @@ def question_message(state: AgentState) -> HumanMessage:
 
 
 def start_question(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Open a question: clear the previous question's fields (chat threads) and post the question."""
-    runtime.context.recorder.round = None
-    data = {"question": state["question"], "options": state.get("options"), "allowed": state.get("allowed_papers")}
-    runtime.context.recorder.add("node", "start_question", data)
-    return {**question_reset(), "messages": [question_message(state)]}
+    """Open a question: clear the previous question's fields and carry its pool, decayed (chat threads), then
+    post the question. Carried chunks must still be in the index and in the allowed papers."""
+    context = runtime.context
+    context.recorder.round = None
+    allowed = state.get("allowed_papers")
+    chunks = context.index.chunk_by_id
+
+    def keep(chunk_id: str) -> bool:
+        return chunk_id in chunks and (allowed is None or chunks[chunk_id].paper_id in allowed)
+
+    pool = carry_pool(state.get("pool") or {}, keep, context.settings.retriever.pin_bonus)
+    data = {"question": state["question"], "options": state.get("options"), "allowed": allowed}
+    context.recorder.add("node", "start_question", {**data, "carried_chunks": len(pool)})
+    return {**question_reset(), "pool": Overwrite(pool), "messages": [question_message(state)]}
 
 
 def _calls(*calls: tuple[str, dict[str, Any]]) -> AIMessage:
@@ -98,9 +113,35 @@ def _last_calls(state: AgentState) -> list[str]:
     return [c["name"] for c in last.tool_calls] if last is not None else []
 
 
-def _finish(state: AgentState) -> dict[str, Any]:
-    """The closing message: the answer text (no tool calls, so the graph ends)."""
-    update: dict[str, Any] = {"messages": [AIMessage(content=state["answer"]["text"])]}
+def _kinds(problems: Sequence[str]) -> Counter[str]:
+    """How many problems of each kind (the text before ``": "``; the rest names numbers, which renumbering changes)."""
+    return Counter(p.split(": ", 1)[0] for p in problems)
+
+
+def thread_numbers(state: AgentState, context: Context, trace: dict[str, Any]) -> dict[str, Any]:
+    """The answer renumbered with the thread's stable citation numbers, and the extended numbers.
+
+    The renumbered answer is checked with :func:`validate_answer`; should renumbering add a problem, the
+    answer keeps its own numbers and the thread's numbers are left as they were. What happened goes into
+    ``trace`` (the planner turn's event data) under ``citation_numbers``.
+    """
+    answer = Answer.model_validate(state["answer"])
+    before = state.get("citation_numbers") or {}
+    renumbered, numbers = stable_numbers(answer, before)
+    lookup, options = context.index.chunk_by_id.get, state.get("options")
+    problems = validate_answer(renumbered, lookup, options)
+    added = _kinds(problems) - _kinds(validate_answer(answer, lookup, options))
+    numbers_used = {c.chunk_id: c.number for c in renumbered.citations}
+    trace["citation_numbers"] = {"numbers": numbers_used, "problems": problems, "kept_own_numbers": bool(added)}
+    if added:
+        return {}
+    return {"answer": renumbered.model_dump(mode="json"), "citation_numbers": numbers}
+
+
+def _finish(state: AgentState, context: Context, trace: dict[str, Any]) -> dict[str, Any]:
+    """The closing message: the answer text with stable citation numbers (no tool calls, so the graph ends)."""
+    update = thread_numbers(state, context, trace) if state["answer"].get("citations") else {}
+    update["messages"] = [AIMessage(content=update.get("answer", state["answer"])["text"])]
     if not state.get("stop_reason"):
         update["stop_reason"] = "planner: answered"
     return update
@@ -204,7 +245,7 @@ def planner(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     with context.recorder.step("node", "planner") as data:
         if state.get("answer"):
-            update = _finish(state)
+            update = _finish(state, context, data)
         elif state.get("stop_reason"):
             update = answer_step(state)
         elif limit := _hard_limit(state, context):

@@ -16,18 +16,31 @@ has a reducer; none of them is a plain "last value" channel that would reject tw
 
 Writing ``None`` resets a field (the start of a new question in a chat thread). All values
 are plain JSON data (chunk ids, scores, dicts), so a checkpointer can store the state.
+
+Two fields outlive a question of a chat thread (a thread's state is checkpointed between questions):
+
+* the pool is carried into the next question by :func:`carry_pool`: every earlier chunk stays, so a
+  follow-up can cite it, but with its pin bonus removed and its score times :data:`POOL_DECAY`, so the
+  new question's own evidence ranks first (a chunk found again takes its new, higher score);
+* ``citation_numbers`` maps each chunk cited in the thread to its number, so :func:`stable_numbers`
+  gives a chunk cited as [2] before the number 2 again and new chunks the next free numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph import add_messages
 from typing_extensions import TypedDict
 
+from lit3r.models import Answer, Citation
 from lit3r.tools import fusion
+from lit3r.tools.reader.validate import MARKER, marker_numbers
+
+POOL_DECAY = 0.5
+"""Factor applied to the pool scores of earlier questions when a thread's next question starts."""
 
 T = TypeVar("T")
 PoolUpdate = Mapping[str, float] | Iterable[tuple[str, float]] | None
@@ -79,7 +92,8 @@ class AgentState(InputState, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     """The conversation: the question, the planner's tool calls and the tools' one-line statuses."""
     pool: Annotated[dict[str, float], reduce_pool]
-    """The shared chunk pool: chunk id -> best score over every subquery that returned it."""
+    """The shared chunk pool: chunk id -> best score over every subquery that returned it (plus the decayed
+    chunks of the thread's earlier questions, see :func:`carry_pool`)."""
     subqueries: Annotated[list[str], append]
     """Every query ``search_chunks`` retrieved, in order."""
     round: int
@@ -104,6 +118,8 @@ class AgentState(InputState, total=False):
     """The :class:`lit3r.models.Answer` as a dict, once ``synthesize_answer`` ran."""
     stop_reason: str | None
     """Why retrieval stopped: 'sufficient', 'no_new_subqueries', 'max_rounds', 'budget: ...', 'planner: ...'."""
+    citation_numbers: Annotated[dict[str, int], replace]
+    """Chunk id -> its citation number in this thread; kept across questions (see :func:`stable_numbers`)."""
 
 
 def question_reset() -> dict[str, Any]:
@@ -123,3 +139,41 @@ def question_reset() -> dict[str, Any]:
         "answer": None,
         "stop_reason": None,
     }
+
+
+def carry_pool(
+    pool: Mapping[str, float], keep: Callable[[str], bool], pin_bonus: float, decay: float = POOL_DECAY
+) -> dict[str, float]:
+    """The pool a thread's next question starts with: the chunks ``keep`` accepts, each score unpinned
+    (``pin_bonus`` removed: a pin belongs to the subquery that set it) and multiplied by ``decay``."""
+    return {c: (s - pin_bonus if s >= pin_bonus else s) * decay for c, s in pool.items() if keep(c)}
+
+
+def stable_numbers(answer: Answer, numbers: Mapping[str, int]) -> tuple[Answer, dict[str, int]]:
+    """``answer`` with the thread's citation numbers, and the numbers extended by its new chunks.
+
+    A chunk numbered before keeps its number; a new chunk gets the next free number (one more than the
+    largest given), in order of first use in the text. Markers and ``Citation.number`` are rewritten alike;
+    two citations of one chunk become one (the first, with its quote). Citations stay in order of first use.
+    """
+    mapping = dict(numbers)
+    first: dict[int, Citation] = {}
+    for citation in answer.citations:
+        first.setdefault(citation.number, citation)
+    used = list(dict.fromkeys(marker_numbers(answer.text)))
+    order = [n for n in used if n in first] + [n for n in first if n not in used]
+    new_of: dict[int, int] = {}
+    renumbered: dict[int, Citation] = {}
+    for old in order:
+        chunk = first[old].chunk_id
+        new_of[old] = mapping.setdefault(chunk, max(mapping.values(), default=0) + 1)
+        renumbered.setdefault(new_of[old], first[old].model_copy(update={"number": new_of[old]}))
+    citations = list(renumbered.values())
+    text = MARKER.sub(lambda m: _renumbered_group(m.group(1), new_of), answer.text)
+    return answer.model_copy(update={"text": text, "citations": citations}), mapping
+
+
+def _renumbered_group(group: str, new_of: Mapping[int, int]) -> str:
+    """A marker group ``[a, b]`` with each number mapped (unknown numbers kept, repeats dropped)."""
+    numbers = dict.fromkeys(new_of.get(int(n), int(n)) for n in group.split(","))
+    return f"[{', '.join(map(str, numbers))}]"

@@ -4,6 +4,7 @@ Human-readable output goes to the terminal; with ``--json`` a command prints
 exactly one JSON document on stdout and its progress and warnings on stderr.
 """
 
+from lit3r.cli import chat as _chat  # noqa: F401  (registers the chat command)
 from lit3r.cli import corpus as _corpus  # noqa: F401  (registers the corpus commands)
 from lit3r.cli.agent import trace_app
 from lit3r.cli.app import app

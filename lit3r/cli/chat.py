@@ -1,0 +1,62 @@
+"""``lit3r chat``: a conversation with the papers, one question a line, kept in a resumable thread."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Annotated, TextIO
+
+import typer
+
+from lit3r.cli.agent import print_answer
+from lit3r.cli.app import app, err, fail, out, state
+
+EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+PROMPT = "> "
+
+
+def read_messages(stream: TextIO) -> Iterator[str]:
+    """Non-empty lines of ``stream`` until '/exit' or EOF; with a terminal, each read shows the prompt."""
+    interactive = stream.isatty()
+    while True:
+        try:
+            line = input(PROMPT) if interactive else stream.readline()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if not interactive and not line:
+            return
+        message = line.strip()
+        if message in EXIT_COMMANDS:
+            return
+        if message:
+            yield message
+
+
+@app.command()
+def chat(
+    thread: Annotated[str | None, typer.Option(help="Resume this thread (default: start a new one).")] = None,
+    planner: Annotated[str, typer.Option(help="'fixed' (the Lit3R sequence, no model) or 'llm'.")] = "fixed",
+) -> None:
+    """Chat with the papers: one question per line on stdin ('/exit' or EOF ends); follow-ups are rewritten
+    into standalone questions, and the thread (printed first) can be resumed with --thread."""
+    from lit3r.agent.chat import ChatSession
+    from lit3r.agent.llm import LLMConfigError
+    from lit3r.index.corpus_index import IndexNotBuiltError
+
+    if planner not in ("fixed", "llm"):
+        fail(f"unknown planner {planner!r}: use fixed or llm")
+    try:
+        session = ChatSession(state.settings, thread, planner=planner)  # type: ignore[arg-type]
+    except (IndexNotBuiltError, LLMConfigError) as exc:
+        fail(str(exc))
+    with session:
+        earlier = len(session.history())
+        out.print(f"thread: {session.thread_id}", highlight=False, markup=False)
+        if earlier:
+            err.print(f"resuming after {earlier} earlier turns", highlight=False)
+        for message in read_messages(sys.stdin):
+            answer = session.ask(message)
+            if answer.question != message:
+                err.print(f"[dim]standalone question: {answer.question}[/]", highlight=False)
+            print_answer(answer)
+            out.print()
