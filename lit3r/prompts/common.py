@@ -60,6 +60,10 @@ RESERVED_TAGS = (
     "note",
     "final_answer",
     "errors",
+    "conversation",
+    "turn",
+    "answer",
+    "follow_up",
 )
 """Tag names the prompts use; inside evidence text their angle brackets are escaped."""
 
