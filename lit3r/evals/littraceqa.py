@@ -43,7 +43,6 @@ field; a row without it then counts as an empty ranking.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lit3r.evals.jsonl import iter_jsonl
 from lit3r.evals.metrics import KS
 
 log = logging.getLogger(__name__)
@@ -134,17 +134,9 @@ def _validate_answer(answer: Any, where: str) -> None:
 
 def _read_jsonl(path: Path, validate: Callable[[Any, str], str]) -> list[dict[str, Any]]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SubmissionFormatError(f"{where}: not valid JSON ({exc.msg})") from exc
-            validate(row, where)
-            rows.append(row)
+    for row, where in iter_jsonl(path, SubmissionFormatError):
+        validate(row, where)
+        rows.append(row)
     return rows
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from lit3r.corpus.parsers.qasper import read_qasper_records
+from lit3r.evals.jsonl import iter_jsonl
 
 ANSWER_TYPES = ("extractive", "abstractive", "boolean", "none")
 FLOAT_MARKER = "FLOAT SELECTED"
@@ -174,22 +175,14 @@ def read_predictions(path: Path) -> dict[str, dict[str, Any]]:
     """
     path = Path(path)
     out: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PredictionFormatError(f"{where}: not valid JSON ({exc.msg})") from exc
-            question_id = _validated_row(row, where)
-            if question_id in out:
-                raise PredictionFormatError(f"{where}: question_id {question_id!r} appears twice")
-            out[question_id] = {
-                "predicted_answer": row["predicted_answer"],
-                "predicted_evidence": row["predicted_evidence"],
-            }
+    for row, where in iter_jsonl(path, PredictionFormatError):
+        question_id = _validated_row(row, where)
+        if question_id in out:
+            raise PredictionFormatError(f"{where}: question_id {question_id!r} appears twice")
+        out[question_id] = {
+            "predicted_answer": row["predicted_answer"],
+            "predicted_evidence": row["predicted_evidence"],
+        }
     return out
 
 
