@@ -153,6 +153,17 @@ class Citation(BaseModel):
     quote: str = Field(description="Text quoted verbatim from the cited chunk that supports the claim.")
 
 
+class ClaimCheck(BaseModel):
+    """The verdict on one sentence of an answer, judged against the text of the chunks it cites."""
+
+    text: str = Field(description="The sentence without its citation markers.")
+    chunk_ids: list[str] = Field(default_factory=list, description="The chunks it cites (none: unsupported).")
+    supported: bool = Field(description="Whether the judge found it supported by those chunks.")
+    score: float = Field(description="The judge's support score in [0, 1].")
+    reason: str = Field(default="", description="The judge's short reason, e.g. 'quoted' or 'P(entailment)=0.12'.")
+    action: Literal["kept", "removed", "marked"] = Field(description="What verification did with the sentence.")
+
+
 class Answer(BaseModel):
     """What the agent returns for one question."""
 
@@ -165,6 +176,12 @@ class Answer(BaseModel):
     candidate_papers: list[str] = Field(default_factory=list, description="The final paper ranking, best first.")
     rounds: int = Field(default=0, description="Retrieval rounds run.")
     trace_path: str | None = Field(default=None, description="The JSON trace of this answer.")
+    supported_fraction: float | None = Field(
+        default=None, description="Share of the answer's claims its citations support; None: not verified or no claims."
+    )
+    claims: list[ClaimCheck] = Field(
+        default_factory=list, description="The verdict on each claim (sentence), removed ones included."
+    )
 
 
 class TraceEvent(BaseModel):

@@ -78,6 +78,26 @@ class IndexSettings(BaseModel):
     dense_fp16: bool = Field(default=False, description="Store dense vectors as fp16 (half the size, same ranking).")
 
 
+class GroundingSettings(BaseModel):
+    verify: bool = Field(default=True, description="Check every sentence of an answer against the chunks it cites.")
+    judge: Literal["auto", "exact", "nli", "llm"] = Field(
+        default="auto",
+        description="'exact': the sentence must be quoted from its chunks (right for the extractive reader, "
+        "wrong for answers a model wrote in its own words); 'nli': an NLI cross-encoder (nli_model); "
+        "'llm': the chat model; 'auto': nli when nli_model is set, else llm when a chat model is configured, "
+        "else exact.",
+    )
+    nli_model: str | None = Field(
+        default=None, description="NLI checkpoint (local path or hub name), e.g. a DeBERTa MNLI cross-encoder."
+    )
+    threshold: float = Field(default=0.5, ge=0, le=1, description="Least support score (nli, llm) that passes.")
+    unsupported: Literal["remove", "mark"] = Field(
+        default="remove",
+        description="'remove' drops unsupported sentences (and citations no other sentence uses); "
+        "'mark' keeps them with ' [unsupported]' after them.",
+    )
+
+
 class Settings(BaseSettings):
     """Everything lit3r can be told. Use :func:`load_settings` to apply presets."""
 
@@ -97,6 +117,9 @@ class Settings(BaseSettings):
         default="bi-encoder",
         description="Chunk reranker: 'none', 'bi-encoder', 'lexical', 'maxsim-minilm', 'cross-encoder:<model>', "
         "'colbert:<model>' or 'llm'. The offline default was chosen by measuring on QASPER (docs/BENCHMARKS.md).",
+    )
+    grounding: GroundingSettings = Field(
+        default_factory=GroundingSettings, description="Claim verification of answers (not part of the index key)."
     )
 
     def index_shape(self) -> dict[str, Any]:

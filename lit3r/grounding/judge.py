@@ -31,3 +31,11 @@ class Judge(Protocol):
     def judge(self, premise: str, hypothesis: str) -> Judgement: ...
 
     def judge_many(self, pairs: Sequence[tuple[str, str]]) -> list[Judgement]: ...
+
+
+class JudgeError(RuntimeError):
+    """A judge could not give a verdict (its model call failed); the answer is left unverified."""
+
+
+class JudgeConfigError(ValueError):
+    """The settings cannot build the judge they name (no model path, no chat model, no entailment label)."""
