@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import Progress
@@ -17,6 +17,10 @@ from lit3r.index.corpus_index import CorpusIndex
 from lit3r.settings import Settings
 from lit3r.tools.rerankers import Reranker
 from lit3r.tools.rerankers.factory import reranker_for_index
+
+if TYPE_CHECKING:
+    from lit3r.evals.grounding import GroundingEvaluation
+    from lit3r.tools.gate import GateThreshold
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate lit3r on benchmark datasets.")
 
@@ -48,19 +52,29 @@ def qasper(
         Path | None,
         typer.Option(help="With --answers: predictions file (default <eval home>/predictions-<setting>.jsonl)."),
     ] = None,
+    grounding: Annotated[
+        bool,
+        typer.Option(
+            "--grounding",
+            help="With --answers: add citation recall/precision (ALCE), RAGAS metrics (with an LLM) and abstention.",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate on QASPER: retrieval (--retrieval) and/or whole answers (--answers); at least one is needed.
 
     --retrieval retrieves for every question over the whole corpus and within its own paper and reports recall@k
     and MRR. --answers runs the agent per question (over the whole corpus, or with --in-paper within the question's
-    paper), writes QASPER predictions and scores them with the official answer F1 and evidence F1. With both, the
-    JSON report is {"retrieval": ..., "answers": ...}. The file's papers are ingested and indexed under
+    paper), writes QASPER predictions and scores them with the official answer F1 and evidence F1; --grounding adds
+    the grounding metrics (lit3r.evals.grounding) to its report. With both, the JSON report is
+    {"retrieval": ..., "answers": ...}. The file's papers are ingested and indexed under
     <home>/evals/<file hash>/ (reused when unchanged).
     """
     from lit3r.evals.retrieval import CONFIGURATIONS
 
     if not retrieval and not answers:
         fail("choose what to evaluate: --retrieval, --answers or both")
+    if grounding and not answers:
+        fail("--grounding measures answers: use it with --answers")
     if planner not in ("fixed", "llm"):
         fail(f"unknown planner {planner!r}: use fixed or llm")
     names = [c.strip() for c in configs.split(",")] if configs else list(CONFIGURATIONS)
@@ -76,7 +90,13 @@ def qasper(
     if retrieval:
         document["retrieval"] = _retrieval_report(data, index, settings, names, bound, spec, limit)
     if answers:
-        options = {"in_paper": in_paper, "planner": planner, "limit": limit, "predictions": predictions}
+        options = {
+            "in_paper": in_paper,
+            "planner": planner,
+            "limit": limit,
+            "predictions": predictions,
+            "grounding": grounding,
+        }
         answer_settings = settings.model_copy(update={"reranker": spec})  # the gate is stored per reranker
         document["answers"] = _answers_report(data, index, answer_settings, bound, options)
     if report_path:
@@ -120,7 +140,8 @@ def _retrieval_report(
 def _answers_report(data: Path, index: CorpusIndex, settings: Settings, bound: Reranker | None, options: dict) -> dict:
     """Answer every question of ``data`` with the agent, write the predictions and score them (QASPER F1s).
 
-    ``options``: ``in_paper``, ``planner``, ``limit`` and ``predictions`` (a path or None for the default).
+    ``options``: ``in_paper``, ``planner``, ``limit``, ``predictions`` (a path or None for the default) and
+    ``grounding`` (add the grounding metrics).
     """
     from lit3r.agent.llm import make_chat_model
     from lit3r.evals.answers import CachedPapers, evaluate_answers, make_answerer
@@ -137,11 +158,12 @@ def _answers_report(data: Path, index: CorpusIndex, settings: Settings, bound: R
         settings, index, bound, planner=options["planner"], in_paper=options["in_paper"], chat_model=chat_model
     )
     gate = load_gate(settings)
+    extra = _grounding(settings, index, gate) if options["grounding"] else None
     with CorpusStore(settings.home) as store, Progress(console=err, transient=True) as bar:
         task = bar.add_task("questions", total=len(questions))
         try:
             scores = evaluate_answers(
-                questions, load_gold(data), answerer, CachedPapers(store.get), path, lambda: bar.advance(task)
+                questions, load_gold(data), answerer, CachedPapers(store.get), path, lambda: bar.advance(task), extra
             )
         except ValueError as exc:  # a gold annotation without an answer, or a malformed predictions file
             fail(f"cannot score {data}: {exc}")
@@ -157,19 +179,55 @@ def _answers_report(data: Path, index: CorpusIndex, settings: Settings, bound: R
     }
 
 
+def _grounding(settings: Settings, index: CorpusIndex, gate: GateThreshold | None) -> GroundingEvaluation:
+    """The grounding metrics' setup (judge from settings.grounding, RAGAS judge when an LLM is configured)."""
+    from lit3r.evals.grounding import make_grounding
+    from lit3r.grounding.judge import JudgeConfigError
+
+    try:
+        setup = make_grounding(settings, index, gate)
+    except JudgeConfigError as exc:
+        fail(f"--grounding: {exc}")
+    setup.on_step = lambda name: err.print(f"grounding: {name}")
+    return setup
+
+
 def _answers_summary(report: dict) -> str:
-    """A few lines for the terminal: the F1s, by type, failures and where the predictions are."""
+    """A few lines for the terminal: the F1s, by type, failures, grounding metrics and where the predictions are."""
     by_type = ", ".join(f"{kind} {value:.3f}" for kind, value in report["answer_f1_by_type"].items())
-    return "\n".join(
-        [
-            f"answers ({report['setting']}, planner {report['planner']}): {report['questions']} questions, "
-            f"{report['abstained']} abstained, {report['failed_questions']} failed",
-            f"answer F1 {report['answer_f1']:.3f} ({by_type})",
-            f"evidence F1 {report['evidence_f1']:.3f} (text only {report['evidence_f1_text_only']:.3f})",
-            f"median latency ms: {json.dumps(report['latency_ms_median_by_stage'])}",
-            f"predictions: {report['predictions_path']}",
-        ]
-    )
+    lines = [
+        f"answers ({report['setting']}, planner {report['planner']}): {report['questions']} questions, "
+        f"{report['abstained']} abstained, {report['failed_questions']} failed",
+        f"answer F1 {report['answer_f1']:.3f} ({by_type})",
+        f"evidence F1 {report['evidence_f1']:.3f} (text only {report['evidence_f1_text_only']:.3f})",
+        f"median latency ms: {json.dumps(report['latency_ms_median_by_stage'])}",
+    ]
+    if "abstention" in report:
+        lines += _grounding_summary(report)
+    return "\n".join([*lines, f"predictions: {report['predictions_path']}"])
+
+
+def _grounding_summary(report: dict) -> list[str]:
+    """The grounding metrics in a few lines (a metric that could not be computed shows as n/a)."""
+
+    def show(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    ragas = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+    lines = [
+        f"citations (judge {report['grounding_judge']}): recall {show(report['citation_recall'])}, precision "
+        f"{show(report['citation_precision'])}; supported fraction {show(report['supported_fraction'])}",
+    ]
+    if "ragas_skipped" in report:
+        lines.append(f"ragas: {report['ragas_skipped']}")
+    else:
+        lines.append("ragas: " + ", ".join(f"{metric} {show(report[metric])}" for metric in ragas))
+    for mode, row in report["abstention"].items():
+        lines.append(
+            f"abstention {mode}: threshold {show(row['threshold'])}, precision {show(row['precision'])}, "
+            f"recall {show(row['recall'])}, F1 {show(row['f1'])}"
+        )
+    return lines
 
 
 def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:

@@ -217,6 +217,8 @@ class AnswerRun:
     timings: list[dict[str, float]] = field(default_factory=list)
     failures: list[dict[str, str]] = field(default_factory=list)
     abstained: int = 0
+    answers: list[tuple[QasperQuestion, Answer]] = field(default_factory=list)
+    """Every answered question with its answer (what the grounding metrics read)."""
 
 
 def run_questions(
@@ -243,6 +245,7 @@ def run_questions(
             run.quoted.append(quoted)
             run.timings.append(timings)
             run.abstained += not answer.sufficient
+            run.answers.append((question, answer))
         if on_question:
             on_question()
     return run
@@ -306,12 +309,14 @@ def evaluate_answers(
     papers: PaperLookup,
     predictions_path: Path,
     on_question: Callable[[], None] | None = None,
+    extra: Callable[[AnswerRun], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Answer ``questions``, write the predictions file and score it against their gold annotations.
 
     Returns the report: the scorer's numbers (``answer_f1``, ``answer_f1_by_type``, ``evidence_f1``, ...), the
     failures (``failed_questions`` counted, ``failures`` with ids and errors), ``abstained``,
-    ``latency_ms_median_by_stage`` and ``predictions_path``.
+    ``latency_ms_median_by_stage`` and ``predictions_path``; with ``extra`` (e.g. the grounding metrics of
+    :mod:`lit3r.evals.grounding`), also what it computes from the run.
     """
     run = run_questions(questions, answerer, papers, on_question)
     qasper_score.write_predictions(predictions_path, run.predictions)
@@ -327,4 +332,6 @@ def evaluate_answers(
         latency_ms_median_by_stage=median_by_stage(run.timings),
         predictions_path=str(predictions_path),
     )
+    if extra is not None:
+        report.update(extra(run))
     return report
