@@ -25,6 +25,7 @@ from lit3r.evals.grounding import (
 )
 from lit3r.evals.qasper import QasperQuestion
 from lit3r.evals.ragas_metrics import RagasJudge
+from lit3r.grounding.judge import JudgeError
 from lit3r.models import Answer, Citation, Locator, TraceEvent
 from lit3r.tools.gate import GateThreshold
 
@@ -172,3 +173,17 @@ def test_cli_grounding_needs_answers(tmp_path: Path, hashing_encoder) -> None:
     command = ["--home", str(tmp_path / "home"), "eval", "qasper", str(_qasper(tmp_path)), "--retrieval", "--grounding"]
     result = CliRunner().invoke(app, command, env=ENV)
     assert result.exit_code != 0 and "--grounding measures answers" in result.output
+
+
+class FailingJudge(KeyPhraseJudge):
+    name = "failing"
+
+    def judge(self, premise: str, hypothesis: str):
+        raise JudgeError("the LLM judge failed: HTTP 500")
+
+
+def test_a_failing_judge_leaves_the_citation_metrics_out(tmp_path: Path) -> None:
+    answered = [(_question("p2-b"), _answer("A small encoder embeds passages [1].", ["p2::c0001"], tmp_path, "b", 0.8))]
+    report = grounding_report(answered, GroundingEvaluation(FailingJudge(), PASSAGES.get))
+    assert report["citation_recall"] is None and report["citation_precision"] is None
+    assert "HTTP 500" in report["citation_error"] and "abstention" in report

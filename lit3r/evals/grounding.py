@@ -5,7 +5,8 @@ From the run's answers and their traces:
 * ``citation_recall``, ``citation_precision`` (:mod:`lit3r.evals.citations`, ALCE): each answer is split into
   claims (:func:`lit3r.grounding.claims.split_claims`: its sentences, each citing the numbers its markers name);
   a citation's passage is the cited chunk's text after a ``Title: <paper title>`` line, as ALCE formats a
-  document. Abstentions make no claim and are left out. ``citation_counts`` gives the numbers behind them.
+  document. Abstentions make no claim and are left out. ``citation_counts`` gives the numbers behind them; when
+  the judge fails (:class:`~lit3r.grounding.judge.JudgeError`) both are None and ``citation_error`` says why.
 * ``supported_fraction``: the mean of the answers' own ``supported_fraction`` (the share of claims the agent's
   claim verification found supported), over the answers that have one.
 * ``faithfulness``, ``answer_relevancy``, ``context_precision``, ``context_recall``
@@ -19,6 +20,7 @@ From the run's answers and their traces:
 
 from __future__ import annotations
 
+import logging
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,7 +34,7 @@ from lit3r.evals.answers import AnswerRun, strip_markers
 from lit3r.evals.citations import CitedClaim, citation_metrics
 from lit3r.evals.qasper import QasperQuestion
 from lit3r.grounding.claims import split_claims
-from lit3r.grounding.judge import Judge
+from lit3r.grounding.judge import Judge, JudgeError
 from lit3r.models import Answer
 
 if TYPE_CHECKING:
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
     from lit3r.index.corpus_index import CorpusIndex
     from lit3r.settings import Settings
     from lit3r.tools.gate import GateThreshold
+
+log = logging.getLogger(__name__)
 
 MAX_CONTEXTS = 10
 """The RAGAS metrics read at most this many of the reader's chunks per question."""
@@ -137,16 +141,10 @@ def grounding_report(answered: Sequence[tuple[QasperQuestion, Answer]], setup: G
             setup.on_step(name)
 
     tell("citations")
-    alce = citation_metrics([cited_claims(a, setup.passage) for _q, a in answered], setup.judge)
-    fractions = [f for _q, a in answered if (f := getattr(a, "supported_fraction", None)) is not None]
-    report: dict[str, Any] = {
-        "grounding_judge": setup.judge.name,
-        "citation_recall": alce.pop("citation_recall"),
-        "citation_precision": alce.pop("citation_precision"),
-        "citation_counts": alce,
-        "supported_fraction": statistics.fmean(fractions) if fractions else None,
-        "supported_fraction_answers": len(fractions),
-    }
+    report: dict[str, Any] = {"grounding_judge": setup.judge.name, **citation_report(answered, setup)}
+    fractions = [a.supported_fraction for _q, a in answered if a.supported_fraction is not None]
+    report["supported_fraction"] = statistics.fmean(fractions) if fractions else None
+    report["supported_fraction_answers"] = len(fractions)
     if setup.ragas is None:
         report["ragas_skipped"] = RAGAS_SKIPPED
     else:
@@ -157,6 +155,18 @@ def grounding_report(answered: Sequence[tuple[QasperQuestion, Answer]], setup: G
     )
     report["grounding_seconds"] = round(time.perf_counter() - started, 3)
     return report
+
+
+def citation_report(answered: Sequence[tuple[QasperQuestion, Answer]], setup: GroundingEvaluation) -> dict[str, Any]:
+    """ALCE citation recall and precision with their counts; both None, with the error, when the judge fails."""
+    claims = [cited_claims(answer, setup.passage) for _question, answer in answered]
+    try:
+        alce = citation_metrics(claims, setup.judge)
+    except JudgeError as exc:  # the answers and their F1s are still reported
+        log.warning("citation metrics not computed: %s", exc)
+        return {"citation_recall": None, "citation_precision": None, "citation_error": str(exc)}
+    recall, precision = alce.pop("citation_recall"), alce.pop("citation_precision")
+    return {"citation_recall": recall, "citation_precision": precision, "citation_counts": alce}
 
 
 def ragas_report(
