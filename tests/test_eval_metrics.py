@@ -34,6 +34,17 @@ def test_summarise_averages_over_questions() -> None:
     assert report["mrr"] == pytest.approx((1 / 2 + 0) / 2)
     assert report["paper_mrr"] == pytest.approx((1 + 1 / 2) / 2)
     assert report["latency_ms_median"] == 20.0
+    assert "stage_latency_ms_median" not in report  # no configuration here reports stages
+
+
+def test_summarise_gives_the_median_of_each_stage() -> None:
+    results = [
+        QuestionResult("q1", [], [], "p1", set(), 10.0, {"sweep": 2.0, "rerank": 8.0}),
+        QuestionResult("q2", [], [], "p1", set(), 20.0, {"sweep": 4.0, "rerank": 6.0, "prf": 3.0}),
+        QuestionResult("q3", [], [], "p1", set(), 30.0, {"sweep": 9.0, "rerank": 1.0}),
+    ]
+    stages = summarise(results, ks=(1,))["stage_latency_ms_median"]
+    assert stages == {"sweep": 4.0, "rerank": 6.0, "prf": 0.0}  # a stage a question skipped counts as 0 ms
 
 
 def test_evidence_must_lie_wholly_inside_a_chunk() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from lit3r.cli import app
-from lit3r.evals.retrieval import CONFIGURATIONS
+from lit3r.evals.retrieval import CONFIGURATIONS, stage_timings
 
 from conftest import qasper_paper
 
@@ -73,6 +73,21 @@ def test_report_contract_and_easy_questions(tmp_path: Path, hashing_encoder) -> 
             assert metrics["evidence_recall@50"] == 1.0, name  # and every paper has few chunks
         assert settings["in_paper"]["paper_recall@1"] == 1.0, name
     assert report["configurations"]["bm25"]["open_domain"]["paper_recall@1"] == 1.0
+    stages = report["configurations"]["lit3r"]["open_domain"]["stage_latency_ms_median"]
+    assert {"decompose", "sweep", "prf", "candidates", "rerank", "verify", "ranking_a", "relate", "fuse"} <= set(stages)
+    assert "prf" not in report["configurations"]["lit3r_no_prf"]["in_paper"]["stage_latency_ms_median"]
+    assert "stage_latency_ms_median" not in report["configurations"]["hybrid"]["open_domain"]
+
+
+def test_stage_timings_sum_subqueries_and_rounds() -> None:
+    events = [
+        {"type": "decompose", "name": "keywords", "round": 1, "duration_ms": 1.0, "data": {}},
+        {"type": "retrieve", "name": "r", "round": 1, "duration_ms": 9.0, "data": {"timings_ms": {"sweep": 2.0}}},
+        {"type": "retrieve", "name": "r", "round": 1, "duration_ms": 9.0, "data": {"timings_ms": {"sweep": 3.5}}},
+        {"type": "note", "name": "hyde", "round": 1, "duration_ms": 0.0, "data": {}},
+        {"type": "rank", "name": "ranking_a", "round": None, "duration_ms": 0.5, "data": {}},
+    ]
+    assert stage_timings(events) == {"decompose": 1.0, "sweep": 5.5, "ranking_a": 0.5}
 
 
 def test_unknown_configuration_is_refused(tmp_path: Path, hashing_encoder) -> None:

@@ -207,6 +207,8 @@ def test_without_reranker_the_pool_is_the_retrieval_top_20_with_rank_scores(inde
     assert result.best_reranker_score is None and result.trace["reranker"] is None
     assert [c for c, _s in result.pool] == candidates[:20]
     assert [s for _c, s in result.pool] == pytest.approx([1.0 / (60 + r) + 1.0 for r in range(1, 21)])
+    assert list(result.trace["timings_ms"]) == ["sweep", "prf", "candidates", "rerank"]
+    assert all(ms >= 0 for ms in result.trace["timings_ms"].values())
 
 
 def test_pinned_top_20_survive_the_rerankers_favourite(index) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lit3r.evals.metrics import QuestionResult, summarise
 from lit3r.evals.qasper import QasperQuestion, evidence_chunks
@@ -48,6 +49,30 @@ DEPTH = 100
 class Retrieved:
     papers: list[str]
     chunks: list[str]
+    stages: dict[str, float] | None = None
+    """Milliseconds per retriever stage (Lit3R configurations only)."""
+
+
+def stage_timings(events: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Milliseconds per stage of one Lit3R retrieval, summed over rounds and subqueries.
+
+    Stages: ``decompose``, ``hyde``, the four parts of each subquery's retrieval (``sweep``,
+    ``prf``, ``candidates``, ``rerank``), ``verify``, ``ranking_a``, ``relate`` (Ranking B) and
+    ``fuse`` (A/B fusion).
+    """
+    totals: dict[str, float] = {}
+    for event in events:
+        if event["type"] == "retrieve":
+            parts = event["data"].get("timings_ms", {})
+        elif event["type"] == "rank":
+            parts = {"ranking_a": event["duration_ms"]}
+        elif event["type"] in ("decompose", "hyde", "verify", "relate", "fuse"):
+            parts = {event["type"]: event["duration_ms"]}
+        else:
+            continue
+        for stage, ms in parts.items():
+            totals[stage] = round(totals.get(stage, 0.0) + ms, 3)
+    return totals
 
 
 Runner = Callable[[str, list[str] | None], Retrieved]
@@ -66,7 +91,8 @@ def make_runner(name: str, index: CorpusIndex, reranker: Reranker | None, settin
 
         def run(question: str, allowed: list[str] | None) -> Retrieved:
             result = retriever.retrieve(question, allowed_papers=allowed)
-            return Retrieved(result.final_papers, [chunk_id for chunk_id, _ in result.pool])
+            chunks = [chunk_id for chunk_id, _ in result.pool]
+            return Retrieved(result.final_papers, chunks, stage_timings(result.trace))
 
         return run
     raise ValueError(f"unknown configuration {name!r}; choose from {', '.join(CONFIGURATIONS)}")
@@ -108,7 +134,13 @@ def evaluate(
                 latency = (time.perf_counter() - start) * 1000
                 results[name][setting].append(
                     QuestionResult(
-                        question.id, retrieved.papers, retrieved.chunks, question.paper_id, gold[question.id], latency
+                        question.id,
+                        retrieved.papers,
+                        retrieved.chunks,
+                        question.paper_id,
+                        gold[question.id],
+                        latency,
+                        retrieved.stages,
                     )
                 )
         if on_question:

@@ -20,6 +20,7 @@ rounds, LLMs or LangGraph.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -293,6 +294,19 @@ def _prf_sweep(
     return sweep(index, expanded, settings.depth, allowed_papers, expanded_dense, settings.rrf_k)
 
 
+class _StageClock:
+    """Milliseconds spent in each named stage, measured lap by lap."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps[stage] = round((now - self._last) * 1000, 3)
+        self._last = now
+
+
 def retrieve_subquery(
     index: CorpusIndex,
     subquery: str,
@@ -315,7 +329,9 @@ def retrieve_subquery(
     """
     if not subquery.strip():
         raise ValueError("the subquery is empty")
+    clock = _StageClock()
     original = sweep(index, subquery, settings.depth, allowed_papers, dense_query, settings.rrf_k)
+    clock.lap("sweep")
     sweeps, papers = [original], original.fused
     trace: dict[str, Any] = {"subquery": subquery, "sweeps": {"original": original.trace()}, "prf": None}
     if settings.prf and original.fused:
@@ -325,12 +341,16 @@ def retrieve_subquery(
         papers = fuse_papers([[p for p, _s in original.fused], [p for p, _s in expanded.fused]], k=settings.rrf_k)
         trace["sweeps"]["expanded"] = expanded.trace()
         trace["prf"] = {"top_paper": top, "appended": expanded.query[len(subquery) + 1 :]}
+        clock.lap("prf")
     paper_ids = [p for p, _s in papers]
     candidates = _retrieval_order(index, subquery, sweeps, paper_ids, settings)
+    clock.lap("candidates")
     use_reranker = reranker if settings.rerank else None
     pool, raw = _rerank(index, subquery, candidates, use_reranker, settings)
+    clock.lap("rerank")
     best = max(raw.values()) if raw else None
     trace.update(
+        timings_ms=clock.laps,
         papers=_pairs(papers),
         candidates=candidates,
         reranker=None if raw is None else _pairs(list(raw.items())),
