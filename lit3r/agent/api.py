@@ -22,6 +22,7 @@ from lit3r.agent.context import Context, LLMReaderAdapter, PlannerKind
 from lit3r.agent.llm import LLM, LLMConfigError, make_chat_model
 from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
 from lit3r.agent.llm_reader import LLMReader
+from lit3r.agent.local_server import local_llm
 from lit3r.agent.tools import AGENT_TOOLS
 from lit3r.agent.trace import TraceRecorder, write_trace
 from lit3r.evals.calibrate import load_gate
@@ -160,14 +161,19 @@ def ask(
         chat_model: A chat model to use instead of the one ``settings.llm`` configures.
         checkpointer: Where thread state is kept (default with a ``thread_id``: ``<home>/threads.sqlite``).
         max_seconds: Wall-clock budget; when it runs out the answer step is forced.
+
+    With ``settings.llm.provider == 'local'`` (and no ``chat_model``) llama.cpp's server is started for this
+    question and stopped after it; callers answering many questions wrap them in one :func:`local_llm`.
     """
     question = " ".join(question.split())
     if not question:
         raise ValueError("the question is empty")
-    context = build_context(
-        settings, planner=planner, index=index, reranker=reranker, chat_model=chat_model, max_seconds=max_seconds
-    )
     with ExitStack() as stack:
+        if chat_model is None:  # provider 'local': llama.cpp's server runs for this question
+            settings = stack.enter_context(local_llm(settings))
+        context = build_context(
+            settings, planner=planner, index=index, reranker=reranker, chat_model=chat_model, max_seconds=max_seconds
+        )
         if thread_id is not None and checkpointer is None:
             from langgraph.checkpoint.sqlite import SqliteSaver
 

@@ -45,6 +45,7 @@ from lit3r.agent.api import (
 )
 from lit3r.agent.context import Context, PlannerKind
 from lit3r.agent.llm import LLM, LLMConfigError, LLMError, make_chat_model
+from lit3r.agent.local_server import local_llm
 from lit3r.agent.trace import TraceRecorder, write_trace
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.index.corpus_index import CorpusIndex
@@ -197,6 +198,9 @@ class ChatSession:
             provider: offline, with the rule rewrite).
         planner: 'fixed' (the Lit3R sequence) or 'llm' (needs a chat model).
         checkpointer: Where threads are kept (default: ``<home>/threads.sqlite``, closed by :meth:`close`).
+
+    With ``settings.llm.provider == 'local'`` (and no ``chat_model``) llama.cpp's server is started here and
+    stopped by :meth:`close`.
     """
 
     def __init__(
@@ -214,13 +218,15 @@ class ChatSession:
         self.thread_id = thread_id or new_thread_id()
         self.index = index if index is not None else CorpusIndex.open(settings)
         self.reranker = reranker_for_index(settings.reranker, self.index) if reranker is FROM_SETTINGS else reranker
+        self._stack = ExitStack()
+        if chat_model is None:  # provider 'local': llama.cpp's server runs while the session is open
+            self.settings = settings = self._stack.enter_context(local_llm(settings))
         if chat_model is None and settings.llm.enabled:
             chat_model = make_chat_model(settings.llm)
         if planner == "llm" and chat_model is None:
             raise LLMConfigError("planner 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
         self.chat_model = chat_model
         self.planner: PlannerKind = planner
-        self._stack = ExitStack()
         self.checkpointer = checkpointer if checkpointer is not None else self._open_threads()
         self._graph = build_graph(self.checkpointer)
 

@@ -69,6 +69,7 @@ def qasper(
     {"retrieval": ..., "answers": ...}. The file's papers are ingested and indexed under
     <home>/evals/<file hash>/ (reused when unchanged).
     """
+    from lit3r.agent.local_server import local_llm
     from lit3r.evals.retrieval import CONFIGURATIONS
 
     if not retrieval and not answers:
@@ -98,7 +99,8 @@ def qasper(
             "grounding": grounding,
         }
         answer_settings = settings.model_copy(update={"reranker": spec})  # the gate is stored per reranker
-        document["answers"] = _answers_report(data, index, answer_settings, bound, options)
+        with local_llm(answer_settings, home=state.settings.home) as answer_settings:  # provider 'local': one server
+            document["answers"] = _answers_report(data, index, answer_settings, bound, options)
     if report_path:
         report = document if len(document) == 2 else next(iter(document.values()))
         report_path.parent.mkdir(parents=True, exist_ok=True)
