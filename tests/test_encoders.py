@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from lit3r.index import encoders
-from lit3r.index.encoders import load_encoder, load_paper_encoder, paper_text
+from lit3r.index.encoders import QueryCache, load_encoder, load_paper_encoder, paper_text
 from lit3r.index.model_files import model_pooling, resolve_model_path
 from lit3r.models import Paper
 from lit3r.settings import EmbedderSettings, PaperEmbedderSettings
@@ -188,3 +188,31 @@ def test_default_minilm_offline():
     cosines = (flag.encode_documents(TEXTS) * st.encode_documents(TEXTS)).sum(axis=1)
     assert np.all(cosines > 0.999)
     assert isinstance(st, encoders.Encoder) and isinstance(flag, encoders.Encoder)
+
+
+class CountingEncoder:
+    name, dim, paper_separator = "counting", 2, " "
+
+    def __init__(self) -> None:
+        self.queries: list[list[str]] = []
+
+    def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        return np.ones((len(texts), 2), dtype=np.float32)
+
+    def encode_queries(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        self.queries.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_query_cache_encodes_each_text_once_and_evicts_the_oldest() -> None:
+    inner = CountingEncoder()
+    cache = QueryCache(inner, maxsize=2)
+    first = cache.encode_queries(["ab", "abc", "ab"])
+    assert inner.queries == [["ab", "abc"]]  # one batch, duplicates encoded once
+    assert first.tolist() == [[2, 1], [3, 1], [2, 1]]
+    assert cache.encode_queries(["abc"]).tolist() == [[3, 1]] and len(inner.queries) == 1
+    cache.encode_queries(["abcd"])  # "ab" is now the least recently used and goes
+    cache.encode_queries(["ab"])
+    assert inner.queries == [["ab", "abc"], ["abcd"], ["ab"]]
+    assert cache.encode_queries([]).shape == (0, 2)
+    assert cache.encode_documents(["x"]).shape == (1, 2) and (cache.name, cache.dim) == ("counting", 2)

@@ -27,6 +27,7 @@ from lit3r.agent.tools import AGENT_TOOLS
 from lit3r.agent.trace import TraceRecorder, write_trace
 from lit3r.evals.calibrate import load_gate
 from lit3r.graphs.agent import build_graph, run_config
+from lit3r.grounding.judges import make_judge
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, Chunk
 from lit3r.prompts.common import AnswerSpec
@@ -71,6 +72,7 @@ def build_context(
     Without a chat model (``settings.llm.provider == 'none'`` and no ``chat_model``) everything is
     offline: keyword decomposition, the gate verifier, the extractive reader. With one, the
     decomposer, verifier, HyDE writer and reader are LLM-backed, and ``planner='llm'`` binds the six tools.
+    With ``settings.grounding.verify`` the claim judge is built here, once per run (:func:`make_judge`).
     """
     index = index if index is not None else CorpusIndex.open(settings)
     if reranker is FROM_SETTINGS:
@@ -91,6 +93,8 @@ def build_context(
     if chat_model is None:
         if planner == "llm":
             raise LLMConfigError("planner 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
+        if settings.grounding.verify:
+            context.judge = make_judge(settings.grounding)
         return context
     note = recorder.record
     context.llm = LLM(chat_model, settings.llm, recorder=recorder, budget=budget)
@@ -107,6 +111,8 @@ def build_context(
         context.llm, _extractive_fallback, chunk_chars=settings.retriever.verify_chunk_chars, recorder=note
     )
     context.reader = LLMReaderAdapter(reader, index.papers)
+    if settings.grounding.verify:
+        context.judge = make_judge(settings.grounding, llm=context.llm)
     if planner == "llm":
         bound = chat_model.bind_tools(AGENT_TOOLS)
         context.planner_model = LLM(bound, settings.llm, recorder=recorder, budget=budget)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from lit3r.index.bm25 import BM25Index
 from lit3r.index.citations import CitationGraph
 from lit3r.index.dense import DenseIndex
-from lit3r.index.encoders import Encoder, load_encoder, load_paper_encoder
+from lit3r.index.encoders import Encoder, QueryCache, load_encoder, load_paper_encoder
 from lit3r.index.layout import IndexLayout
 from lit3r.models import Chunk, Paper
 from lit3r.settings import Settings
@@ -98,7 +98,7 @@ class CorpusIndex:
 
     @cached_property
     def encoder(self) -> Encoder:
-        return load_encoder(self.settings.embedder)
+        return QueryCache(load_encoder(self.settings.embedder))
 
     @cached_property
     def paper_encoder(self) -> Encoder:
