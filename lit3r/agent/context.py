@@ -17,6 +17,7 @@ from langgraph.runtime import get_runtime
 from lit3r.agent.budget import Budget
 from lit3r.agent.llm import LLM
 from lit3r.agent.trace import TraceRecorder
+from lit3r.grounding.judge import Judge
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, Chunk, Paper
 from lit3r.settings import Settings
@@ -93,6 +94,8 @@ class Context:
         verifier: Judges sufficiency; None means :class:`GateVerifier` over ``gate``.
         hyde: Writes HyDE passages for short queries (None: the query itself is the dense query).
         reader: Answers from the final papers' chunks (offline: the extractive reader).
+        judge: Checks each sentence of the answer against the chunks it cites (None: answers are not verified);
+            ``settings.grounding`` says what happens to unsupported sentences.
         recorder: Collects the trace; also the LLM wrappers' recorder.
         budget: Rounds, time, tokens and cost of this question.
         max_turns: Planner turns after which the answer step is forced (a guard against tool loops).
@@ -109,6 +112,7 @@ class Context:
     verifier: Verifier | None = None
     hyde: HydeWriter | None = None
     reader: Reader = extractive_reader
+    judge: Judge | None = None
     recorder: TraceRecorder = field(default_factory=TraceRecorder)
     budget: Budget = field(default_factory=Budget)
     max_turns: int = 24

@@ -22,6 +22,9 @@ from langgraph.types import Command
 
 from lit3r.agent.context import Context, current_context
 from lit3r.agent.state import AgentState
+from lit3r.grounding.judge import JudgeError
+from lit3r.grounding.verify import verify_answer
+from lit3r.models import Answer
 from lit3r.prompts.common import chunk_block, evidence_block, paper_block
 from lit3r.tools import fusion
 from lit3r.tools.gate import passes
@@ -215,6 +218,35 @@ def verify_sufficiency(state: State, tool_call_id: CallId) -> Command:
     return _command("verify_sufficiency", tool_call_id, status, verdicts=[record], named_papers=named)
 
 
+def _verified(context: Context, answer: Answer) -> Answer:
+    """The answer after claim verification (a ``verify`` trace event with every verdict); as is without a judge.
+
+    A judge that fails (its model call) leaves the answer unverified; the error is in the event.
+    """
+    if context.judge is None or not answer.sufficient:
+        return answer
+    settings = context.settings.grounding
+    chunk_text = context.index.chunk_by_id
+
+    def text_of(chunk_id: str) -> str | None:
+        return chunk_text[chunk_id].text if chunk_id in chunk_text else None
+
+    with context.recorder.step("verify", "verify_claims") as data:
+        data.update(summary="", judge=context.judge.name, threshold=getattr(context.judge, "threshold", None))
+        data["unsupported"] = settings.unsupported
+        try:
+            verified, verdicts = verify_answer(answer, text_of, context.judge, settings.unsupported)
+        except JudgeError as exc:
+            data.update(summary="not verified: the judge failed", error=str(exc), claims=[])
+            return answer
+        supported = sum(v["supported"] for v in verdicts)
+        acted = sum(v["action"] != "kept" for v in verdicts)
+        verb = "removed" if settings.unsupported == "remove" else "marked"
+        data["summary"] = f"{supported}/{len(verdicts)} claims supported; {acted} {verb}"
+        data.update(claims=verdicts, supported_fraction=verified.supported_fraction, sufficient=verified.sufficient)
+    return verified
+
+
 @tool(**DOCSTRING)
 def synthesize_answer(state: State, tool_call_id: CallId) -> Command:
     """Write the final answer from the final papers' pooled passages, each claim cited with a verbatim quote.
@@ -238,10 +270,15 @@ def synthesize_answer(state: State, tool_call_id: CallId) -> Command:
         data["problems"] = validate_answer(answer, context.index.chunk_by_id.get, state.get("options"))
         answer = repair_citations(answer, context.index.chunk_by_id.get)
         data["citations"] = [c.chunk_id for c in answer.citations]
+    answer = _verified(context, answer)
     answer = answer.model_copy(update={"candidate_papers": papers, "rounds": state.get("round", 0)})
     cited = _papers_of(context, [c.chunk_id for c in answer.citations])
     status = f"answered with {len(answer.citations)} citations from {', '.join(cited)}" if answer.sufficient else ""
     status = status or "abstained: the evidence is insufficient"
+    if answer.claims:
+        status += (
+            f"; {sum(c.supported for c in answer.claims)}/{len(answer.claims)} claims supported by their citations"
+        )
     return _command("synthesize_answer", tool_call_id, status, answer=answer.model_dump(mode="json"))
 
 

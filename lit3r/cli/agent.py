@@ -24,6 +24,11 @@ def print_answer(answer: Answer) -> None:
             highlight=False,
         )
         out.print(f"    “{' '.join(citation.quote.split())}”", highlight=False, markup=False)
+    if answer.claims:
+        supported = sum(c.supported for c in answer.claims)
+        acted = [c.action for c in answer.claims if c.action != "kept"]
+        note = f" ({len(acted)} {acted[0]})" if acted else ""
+        out.print(f"[dim]supported: {supported}/{len(answer.claims)} claims{note}[/]", highlight=False)
     if answer.candidate_papers:
         out.print(f"[dim]candidate papers: {', '.join(answer.candidate_papers[:5])}[/]", highlight=False)
     out.print(f"[dim]rounds: {answer.rounds} · trace: {answer.trace_path}[/]", highlight=False)
