@@ -75,6 +75,10 @@ class ScriptedJudge:
             "| Transformer (big) | 28.4 | [1] It reaches 28.4 BLEU. [2]",
             [("| Transformer (big) | 28.4 |", (1,)), ("It reaches 28.4 BLEU.", (2,))],
         ),
+        (  # quoted table rows, one marker each, whatever they start with
+            "System | BLEU [1] + ensembles | 29.1 [1] 8 GPUs | 3.5 days [2]",
+            [("System | BLEU", (1,)), ("+ ensembles | 29.1", (1,)), ("8 GPUs | 3.5 days", (2,))],
+        ),
         (  # a marker inside a sentence does not end it
             "BLEU is 28.4 [1], and ByteNet scores 23.75 [2].",
             [("BLEU is 28.4, and ByteNet scores 23.75.", (1, 2))],

@@ -6,8 +6,9 @@ sentence they close:
 
 * ``The F1 is 27.6 [1].`` (LLM style, marker before the period) and ``The F1 is 27.6. [1]`` (extractive
   style, marker after it) both give the claim ``The F1 is 27.6.`` citing 1;
-* a marker run followed by a new sentence (a capital letter or a table row ``|``) ends its claim even
-  without a period, so ``| BERT | 84.2 | [1] The model ... [2]`` is two claims.
+* a marker run followed by anything but a lower-case word or a parenthesis ends its claim even without a
+  period, so the quoted table rows ``BERT | 84.2 [1] + pretraining | 85.0 [1]`` are two claims, while
+  ``X is 5 [1], and Y is 6 [2].`` is one.
 
 Each claim keeps its span in the answer text (markers and trailing punctuation included) so a verifier
 can drop or mark it. An abstaining answer has no claims; a sentence without a marker is a claim citing
@@ -30,7 +31,7 @@ ABSTENTIONS = frozenset({INSUFFICIENT_EVIDENCE, INSUFFICIENT})
 
 _RUN = re.compile(rf"{MARKER.pattern}(?:[ \t]*{MARKER.pattern})*[.,;:!?]*")
 _LEADING_RUN = re.compile(rf"\s*{_RUN.pattern}")
-_CLOSING_RUN = re.compile(rf"{_RUN.pattern}(?=\s+[A-Z|])")
+_CLOSING_RUN = re.compile(rf"{_RUN.pattern}(?=\s+[^\sa-z(])")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
 _HAS_WORD = re.compile(r"\w")
 
