@@ -26,6 +26,8 @@ def shared(*parts: str) -> Path:
 class HashingEncoder:
     """Bag-of-words vectors by feature hashing: deterministic, instant, good enough to test plumbing."""
 
+    paper_separator = ". "
+
     def __init__(self, dim: int = 64, name: str = "test-hashing") -> None:
         self.dim = dim
         self.name = name
@@ -40,10 +42,10 @@ class HashingEncoder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1.0, norms)
 
-    def encode_documents(self, texts: list[str]) -> np.ndarray:
+    def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         return self._encode(list(texts))
 
-    def encode_queries(self, texts: list[str]) -> np.ndarray:
+    def encode_queries(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         return self._encode(list(texts))
 
 
