@@ -185,6 +185,26 @@ def test_table_question_quotes_the_row() -> None:
     assert answer.citations[0].locator.object_id == "Table 2"
 
 
+def test_a_unit_of_several_sentences_cites_each_of_them() -> None:
+    # A table chunk's caption line is one unit; its two sentences become two claims, each with its marker
+    # (without it, the first sentence would be a claim citing nothing and claim verification would drop it).
+    caption = make_chunk(
+        "toy::c0011",
+        "Table 4: Error rate by training size (lower is better). Size 0 means no personal data.",
+        type="table",
+        object_id="Table 4",
+    )
+    answer = extractive_answer("What does size 0 mean for the error rate?", [caption], max_sentences=1)
+    assert answer.text == (
+        "Table 4: Error rate by training size (lower is better). [1] Size 0 means no personal data. [1]"
+    )
+    from lit3r.grounding.judges import ExactJudge
+    from lit3r.grounding.verify import verify_answer
+
+    verified, verdicts = verify_answer(answer, {caption.id: caption.text}.get, ExactJudge())
+    assert verified.supported_fraction == 1.0 and [v["action"] for v in verdicts] == ["kept", "kept"]
+
+
 def test_max_sentences_and_duplicates() -> None:
     copy = DATASET.model_copy(update={"id": "toy::c0009"})  # overlapping windows repeat sentences
     answer = extractive_answer("ToyQA questions papers", [DATASET, copy], max_sentences=5, relative_floor=0.0)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from lit3r.models import Answer, Chunk, Citation
 from lit3r.tools.reader.scoring import lexical_scores, query_terms, terms
-from lit3r.tools.reader.sentences import Unit, chunk_units
+from lit3r.tools.reader.sentences import Unit, chunk_units, split_sentences
 from lit3r.tools.reader.validate import MARKER, insufficient_answer
 
 Scorer = Callable[[str, list[str]], list[float]]
@@ -88,7 +88,9 @@ def _redundant(a: set[str], b: set[str]) -> bool:
 def render(question: str, chosen: list[Candidate], prefix: str = "") -> Answer:
     """The answer text ``"<sentence> [1] <sentence> [2]"`` and one citation per distinct chunk.
 
-    A chunk's quote runs from its first chosen sentence to its last, so it is one verbatim slice.
+    A chosen unit of several sentences (a caption, a paragraph's closing lines) gets its marker after each
+    of them, so every sentence of the answer is a claim that names its source. A chunk's quote runs from
+    its first chosen unit to its last, so it is one verbatim slice.
     """
     numbers: dict[str, int] = {}
     spans: dict[str, tuple[Chunk, int, int]] = {}
@@ -98,7 +100,8 @@ def render(question: str, chosen: list[Candidate], prefix: str = "") -> Answer:
         number = numbers.setdefault(chunk.id, len(numbers) + 1)
         _, start, end = spans.get(chunk.id, (chunk, unit.start, unit.end))
         spans[chunk.id] = (chunk, min(start, unit.start), max(end, unit.end))
-        parts.append(f"{candidate.text} [{number}]")
+        sentences = [candidate.text[s:e] for s, e in split_sentences(candidate.text)] or [candidate.text]
+        parts.extend(f"{sentence} [{number}]" for sentence in sentences)
     citations = [
         Citation(number=numbers[cid], chunk_id=cid, paper_id=c.paper_id, locator=c.locator, quote=c.text[s:e])
         for cid, (c, s, e) in spans.items()
