@@ -114,7 +114,7 @@ class Settings(BaseSettings):
         default_factory=LLMSettings, description="Chat endpoint, timeouts, retries and budget; 'none' = offline."
     )
     reranker: str = Field(
-        default="bi-encoder",
+        default="lexical",
         description="Chunk reranker: 'none', 'bi-encoder', 'lexical', 'maxsim-minilm', 'cross-encoder:<model>', "
         "'colbert:<model>' or 'llm'. The offline default was chosen by measuring on QASPER (docs/BENCHMARKS.md).",
     )
