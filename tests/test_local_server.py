@@ -117,10 +117,13 @@ def test_without_llama_cpp_the_error_says_what_to_install(gguf, tmp_path, monkey
         LocalServer(gguf, tmp_path / "log").start()
 
 
-def test_server_arguments_default_to_every_core_and_add_a_chat_format_only_when_set(gguf, monkeypatch) -> None:
+def test_server_arguments_leave_a_core_free_and_add_a_chat_format_only_when_set(gguf, monkeypatch) -> None:
     monkeypatch.setattr(local_server.os, "cpu_count", lambda: 6)
     arguments = server_arguments(gguf, 8080, "m", LocalSettings())
-    assert arguments[arguments.index("--n_threads") + 1] == "6" and "--chat_format" not in arguments
+    assert arguments[arguments.index("--n_threads") + 1] == "5" and "--chat_format" not in arguments
+    monkeypatch.setattr(local_server.os, "cpu_count", lambda: 1)
+    one = server_arguments(gguf, 8080, "m", LocalSettings())
+    assert one[one.index("--n_threads") + 1] == "1"
     assert arguments[arguments.index("--n_ctx") + 1] == "8192"
     chatml = server_arguments(gguf, 8080, "m", LocalSettings(chat_format="chatml-function-calling"))
     assert chatml[-2:] == ["--chat_format", "chatml-function-calling"]
@@ -145,10 +148,12 @@ def test_local_llm_serves_structured_output_through_a_forced_tool_call(gguf, tmp
         llm = LLM.from_settings(served.llm)
         assert llm.structured_method == "function_calling"
         assert llm.structured("What does it claim?", Finding, name="finding") == Finding(claim="BM25 wins")
+        llm.invoke("Say hello.", name="hello")
         with local_llm(served, program=("false",)) as again:  # already served: no second server
             assert again is served
-    body = json.loads(requests.read_text())
-    assert body["model"] == "tiny-model" and body["tool_choice"]["function"]["name"] == "Finding"
+    structured, text = map(json.loads, requests.read_text().splitlines())
+    assert structured["model"] == "tiny-model" and structured["tool_choice"]["function"]["name"] == "Finding"
+    assert text["max_tokens"] == settings.llm.max_tokens  # llama.cpp ignores max_completion_tokens
     assert (settings.home / "logs" / "llama-server.log").is_file()
 
 

@@ -155,6 +155,8 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel:
     }
     if settings.provider == "azure":
         return _azure_model(settings, common)
+    if settings.provider == "local" and settings.max_tokens:  # llama.cpp ignores max_completion_tokens
+        common["extra_body"] = {"max_tokens": settings.max_tokens}
     return ChatOpenAI(base_url=settings.base_url, api_key=_openai_key(settings), **common)
 
 

