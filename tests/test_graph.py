@@ -62,7 +62,8 @@ def build_records_index(home: Path, records: Sequence[dict]) -> CorpusIndex:
 def make_context(index: CorpusIndex, model: FakeToolCallingModel | None = None, **fields) -> Context:
     """A context over ``index`` with the bi-encoder reranker; with ``model``, the LLM planner."""
     fields.setdefault("reranker", reranker_for_index("bi-encoder", index))
-    context = Context(index=index, settings=index.settings, **fields)
+    fields.setdefault("settings", index.settings)
+    context = Context(index=index, **fields)
     if model is not None:
         bound = model.bind_tools(AGENT_TOOLS)
         context.planner_model = LLM(bound, recorder=context.recorder, budget=context.budget)
@@ -109,6 +110,26 @@ class EndlessDecomposer:
     def decompose(self, question: str, previous: Sequence[str], missing: str, limit: int) -> list[str]:
         self.calls.append((list(previous), missing))
         return [f"okapi lexical saturation variant {len(self.calls)}"]
+
+
+def test_reader_papers_caps_the_papers_the_reader_reads(index) -> None:
+    def read_event(context: Context) -> dict:
+        return next(e.data for e in context.recorder.events if e.type == "read")
+
+    everything = make_context(index)
+    run_agent(everything, QUESTION)
+    read_all = read_event(everything)["evidence"]
+    papers_all = list(dict.fromkeys(index.chunk_by_id[c].paper_id for c in read_all))
+    assert len(papers_all) > 1  # without a cap the reader sees several papers' chunks
+
+    settings = index.settings.model_copy(
+        update={"retriever": index.settings.retriever.model_copy(update={"reader_papers": 1})}
+    )
+    capped = make_context(index, settings=settings)
+    state = run_agent(capped, QUESTION)
+    read_one = read_event(capped)["evidence"]
+    assert read_one == [c for c in read_all if index.chunk_by_id[c].paper_id == papers_all[0]]
+    assert Answer.model_validate(state["answer"]).candidate_papers == [p for p, _s in state["final_papers"]]
 
 
 def test_fixed_planner_answers_with_citations_that_resolve_to_their_quotes(index) -> None:

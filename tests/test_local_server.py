@@ -21,7 +21,7 @@ from lit3r.agent import local_server
 from lit3r.agent.llm import LLM, LLMConfigError, make_chat_model
 from lit3r.agent.llm_settings import LLMSettings, LocalSettings
 from lit3r.agent.local_server import LocalServer, LocalServerError, local_llm, server_arguments
-from lit3r.settings import Settings, load_settings
+from lit3r.settings import Settings, index_key, load_settings
 
 FAKE_SERVER = (sys.executable, str(Path(__file__).parent / "fakes" / "llama_server.py"))
 
@@ -166,6 +166,11 @@ def test_other_providers_pass_through_untouched(tmp_path) -> None:
 def test_the_local_preset_and_the_environment_select_the_provider(monkeypatch) -> None:
     preset = load_settings("local")
     assert preset.llm.provider == "local" and preset.llm.max_attempts == 1 and preset.llm.timeout_s >= 300
+    # A lighter Lit3R loop for a 1.5B model on a CPU: fewer rounds, subqueries, verified and read papers.
+    retriever = preset.retriever
+    assert (retriever.max_rounds, retriever.subqueries_first, retriever.reader_papers) == (2, 2, 3)
+    assert (retriever.verify_papers, retriever.verify_chunk_chars) == (5, 800)
+    assert index_key(preset) == index_key(load_settings())  # same index as the offline default
     monkeypatch.setenv("LIT3R_LLM__PROVIDER", "local")
     monkeypatch.setenv("LIT3R_LLM__LOCAL__N_CTX", "4096")
     settings = load_settings()

@@ -260,7 +260,8 @@ def synthesize_answer(state: State, tool_call_id: CallId) -> Command:
     paper_of = {c: context.index.chunk_by_id[c].paper_id for c in pool}
     papers = [p for p, _s in state.get("final_papers") or fusion.rank_papers_by_max(pool, paper_of)]
     grouped = dict(fusion.top_chunks_per_paper(pool, paper_of, papers=len(pool), per_paper=READ_CHUNKS_PER_PAPER))
-    evidence = [context.index.chunk_by_id[c] for p in papers for c in grouped.get(p, [])]
+    read = [p for p in papers if grouped.get(p)][: context.settings.retriever.reader_papers]
+    evidence = [context.index.chunk_by_id[c] for p in read for c in grouped[p]]
     best = state.get("best_reranker_score")
     sufficient = bool(evidence) and passes(best, context.gate)
     reader = getattr(context.reader, "__name__", type(context.reader).__name__)

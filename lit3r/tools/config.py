@@ -62,3 +62,10 @@ class RetrieverSettings(BaseModel):
     ranking_b_limit: int = Field(default=100, ge=0, description="Fused neighbours kept in Ranking B after the seeds.")
     ab_k: int = Field(default=10, ge=0, description="RRF constant of the A/B fusion.")
     final_papers: int = Field(default=50, ge=0, description="Papers of the final ranking passed to the reader.")
+    reader_papers: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most papers (best first, among those with pooled chunks) whose chunks the reader reads; None: "
+        "every final paper with pooled chunks. An LLM reader makes one stage-1 call per paper, so a slow local "
+        "model wants few.",
+    )
