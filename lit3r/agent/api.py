@@ -193,6 +193,14 @@ def ask(
             thread_id=thread_id,
             checkpointer=checkpointer,
         )
+    return finish_run(settings, context, state, thread_id)
+
+
+def finish_run(
+    settings: Settings, context: Context, state: dict[str, Any], thread_id: str | None, **extra: Any
+) -> Answer:
+    """Write the run's trace (``extra`` adds top-level keys, e.g. a chat turn's rewrite) and return the
+    final answer naming it."""
     trace_id = new_trace_id()
     path = trace_path(settings, trace_id)
     answer = Answer.model_validate(state["answer"]).model_copy(update={"trace_path": str(path)})
@@ -206,5 +214,6 @@ def ask(
         stop_reason=state.get("stop_reason"),
         verdicts=state.get("verdicts", []),
         budget=context.budget.snapshot(),
+        **extra,
     )
     return answer

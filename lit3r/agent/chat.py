@@ -39,14 +39,14 @@ from lit3r.agent.api import (
     FROM_SETTINGS,
     THREADS_FILE,
     build_context,
+    finish_run,
     new_trace_id,
     run_agent,
-    trace_path,
 )
-from lit3r.agent.context import Context, PlannerKind
+from lit3r.agent.context import PlannerKind
 from lit3r.agent.llm import LLM, LLMConfigError, LLMError, make_chat_model
 from lit3r.agent.local_server import local_llm
-from lit3r.agent.trace import TraceRecorder, write_trace
+from lit3r.agent.trace import TraceRecorder
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer
@@ -251,27 +251,9 @@ class ChatSession:
         )
         rewrite = rewrite_followup(message, self.history()[-HISTORY_TURNS:], context.llm, context.recorder)
         state = run_agent(context, rewrite.question, thread_id=self.thread_id, checkpointer=self.checkpointer)
-        return self._write_trace(context, state, rewrite)
-
-    def _write_trace(self, context: Context, state: dict[str, Any], rewrite: Rewrite) -> Answer:
-        """Write this turn's trace and return the answer naming it."""
-        trace_id = new_trace_id()
-        path = trace_path(self.settings, trace_id)
-        answer = Answer.model_validate(state["answer"]).model_copy(update={"trace_path": str(path)})
-        write_trace(
-            path,
-            context.recorder.events,
-            answer,
-            trace_id=trace_id,
-            thread_id=self.thread_id,
-            message=rewrite.message,
-            rewrite=rewrite.model_dump(),
-            planner=context.planner,
-            stop_reason=state.get("stop_reason"),
-            verdicts=state.get("verdicts", []),
-            budget=context.budget.snapshot(),
+        return finish_run(
+            self.settings, context, state, self.thread_id, message=rewrite.message, rewrite=rewrite.model_dump()
         )
-        return answer
 
     def close(self) -> None:
         """Close the thread store this session opened (a given checkpointer is left open)."""
