@@ -23,7 +23,7 @@ evidence states; numbers, units, names and the direction of comparisons must mat
 the evidence contradicts it, does not mention it, or supports only part of it."""
 """What "supported" means, shared by both judge prompts."""
 
-JUDGE_YES_NO = (
+JUDGE_TASK = (
     """Does the evidence support the claim?
 
 <evidence>
@@ -36,6 +36,11 @@ JUDGE_YES_NO = (
 
 """
     + SUPPORT_RULES
+)
+"""The question, the delimited evidence and claim, and the rules: the opening of both judge prompts."""
+
+JUDGE_YES_NO = (
+    JUDGE_TASK
     + """
 
 Reply with one word: yes or no."""
@@ -43,18 +48,7 @@ Reply with one word: yes or no."""
 """The yes/no judge (read through log-probabilities); placeholders: evidence, claim."""
 
 JUDGE_STRUCTURED = (
-    """Does the evidence support the claim?
-
-<evidence>
-{evidence}
-</evidence>
-
-<claim>
-{claim}
-</claim>
-
-"""
-    + SUPPORT_RULES
+    JUDGE_TASK
     + """
 
 "confidence" is your probability, from 0 to 1, that your verdict is right.
