@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 from lit3r.agent import chat as chat_module
 from lit3r.agent.api import build_context, run_agent
 from lit3r.agent.chat import ChatSession, ChatTurn, llm_rewrite, rule_rewrite
-from lit3r.agent.llm import LLM
 from lit3r.agent.state import POOL_DECAY, carry_pool, stable_numbers
 from lit3r.cli import app
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Chunk, Citation, Locator
 from lit3r.prompts import chat as chat_prompts
 from lit3r.prompts.chat import render_rewrite

@@ -13,7 +13,6 @@ import pytest
 from test_eval_answers import ENV, _qasper
 from typer.testing import CliRunner
 
-from lit3r.agent.llm import LLM
 from lit3r.agent.trace import write_trace
 from lit3r.cli import app
 from lit3r.evals.grounding import (
@@ -26,6 +25,7 @@ from lit3r.evals.grounding import (
 from lit3r.evals.qasper import QasperQuestion
 from lit3r.evals.ragas_metrics import RagasJudge
 from lit3r.grounding.judge import JudgeError
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Citation, Locator, TraceEvent
 from lit3r.tools.gate import GateThreshold
 

@@ -8,7 +8,6 @@ import re
 import numpy as np
 import pytest
 
-from lit3r.agent.llm import LLM
 from lit3r.evals.ragas_metrics import (
     RagasJudge,
     RagasSample,
@@ -18,6 +17,7 @@ from lit3r.evals.ragas_metrics import (
     faithfulness_score,
     ragas_metrics,
 )
+from lit3r.llm.wrapper import LLM
 from lit3r.prompts import ragas as prompts
 from lit3r.prompts.common import placeholders
 

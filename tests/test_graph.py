@@ -14,14 +14,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from test_retrieve import PAPERS, _record, make_index
 
 from lit3r.agent.api import run_agent
-from lit3r.agent.budget import Budget
 from lit3r.agent.context import Context
-from lit3r.agent.llm import LLM
 from lit3r.agent.tools import AGENT_TOOLS, TOOL_NAMES
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
 from lit3r.index.build import build_index
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.budget import Budget
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer
 from lit3r.settings import Settings
 from lit3r.tools.plan import Verdict

@@ -14,7 +14,6 @@ from test_retrieve import make_index
 
 from lit3r.agent.api import _extractive_fallback, ask, build_context, run_agent
 from lit3r.agent.context import LLMReaderAdapter
-from lit3r.agent.llm import LLM
 from lit3r.agent.llm_reader import LLMReader
 from lit3r.agent.trace import load_trace
 from lit3r.cli.agent import answer_document, print_answer
@@ -22,6 +21,7 @@ from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.judges.llm import LLMJudge
 from lit3r.grounding.verify import UNSUPPORTED_MARK
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer
 from lit3r.prompts.grounding import JUDGE_SYSTEM
 from lit3r.settings import GroundingSettings

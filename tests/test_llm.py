@@ -19,21 +19,12 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import BaseModel, Field, ValidationError
 from tenacity import RetryCallState
 
-from lit3r.agent.budget import Budget
-from lit3r.agent.llm import (
-    LLM,
-    PLACEHOLDER_KEY,
-    REPAIR_PROMPT,
-    ListRecorder,
-    LLMCallError,
-    LLMConfigError,
-    LLMOutputError,
-    json_text,
-    make_chat_model,
-    retry_after_s,
-    retry_wait,
-)
-from lit3r.agent.llm_settings import LLMSettings
+from lit3r.llm.budget import Budget
+from lit3r.llm.client import PLACEHOLDER_KEY, make_chat_model
+from lit3r.llm.errors import LLMCallError, LLMConfigError, LLMOutputError, retry_after_s
+from lit3r.llm.settings import LLMSettings
+from lit3r.llm.structured import REPAIR_PROMPT, json_text
+from lit3r.llm.wrapper import LLM, ListRecorder, retry_wait
 
 from fakes.chat import FakeToolCallingModel, ScriptExhausted, tool_call
 
@@ -134,7 +125,7 @@ def test_a_plain_callable_is_a_recorder_too():
 
 def test_transient_errors_are_retried_with_backoff_and_logged(caplog):
     llm, _, recorder, sleeps = make_llm([ModelRateLimitError("slow down"), ModelAPIError("boom"), "fine"])
-    with caplog.at_level(logging.WARNING, logger="lit3r.agent.llm"):
+    with caplog.at_level(logging.WARNING, logger="lit3r.llm.wrapper"):
         assert llm.invoke("q", name="flaky").content == "fine"
     assert recorder.events[0]["attempts"] == 3 and recorder.events[0]["error"] is None
     assert len(sleeps) == 2 and 0.5 <= sleeps[0] <= 1.0 and 1.0 <= sleeps[1] <= 1.5  # 0.5 * 2**n + jitter

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import pytest
 from pydantic import BaseModel, Field
 
-from lit3r.agent.llm import LLM, ListRecorder, LLMCallError
-from lit3r.agent.llm_settings import LLMSettings
+from lit3r.llm.errors import LLMCallError
+from lit3r.llm.settings import LLMSettings
+from lit3r.llm.wrapper import LLM, ListRecorder
 
 from fakes.openai_server import OpenAIServer, error, malformed, reply, slow, tool_call
 

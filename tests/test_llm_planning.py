@@ -9,10 +9,10 @@ import pytest
 from langchain_core.exceptions import ModelAuthenticationError
 from langchain_core.messages import BaseMessage
 
-from lit3r.agent.llm import LLM, ListRecorder
 from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier, Subqueries
 from lit3r.agent.llm_reader import LLMReader, choose_option, parse_synthesis, verbatim_quote
-from lit3r.agent.llm_settings import LLMSettings
+from lit3r.llm.settings import LLMSettings
+from lit3r.llm.wrapper import LLM, ListRecorder
 from lit3r.models import Answer, Chunk, Locator, Paper
 from lit3r.prompts.common import INSUFFICIENT, AnswerSpec
 from lit3r.prompts.retrieval import MISSING_FILLER

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from lit3r.agent.llm import LLM, ListRecorder
+from lit3r.llm.wrapper import LLM, ListRecorder
 from lit3r.settings import Settings
 
 pytestmark = [
@@ -36,7 +36,7 @@ def tiny_gguf() -> Path:
 
 
 def test_the_local_provider_answers_through_llama_cpp(tiny_gguf: Path, tmp_path: Path, monkeypatch) -> None:
-    from lit3r.agent.local_server import local_llm
+    from lit3r.llm.local_server import local_llm
 
     for variable in ("NO_PROXY", "no_proxy"):
         monkeypatch.setenv(variable, "127.0.0.1,localhost")

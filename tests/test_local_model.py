@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lit3r.agent.local_model import (
+from lit3r.llm.local_model import (
     QWEN_CODER_1_5B,
     LocalModelError,
     SplitModel,

@@ -17,10 +17,12 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from lit3r.agent import local_server
-from lit3r.agent.llm import LLM, LLMConfigError, make_chat_model
-from lit3r.agent.llm_settings import LLMSettings, LocalSettings
-from lit3r.agent.local_server import LocalServer, LocalServerError, local_llm, server_arguments
+from lit3r.llm import local_server
+from lit3r.llm.client import make_chat_model
+from lit3r.llm.errors import LLMConfigError
+from lit3r.llm.local_server import LocalServer, LocalServerError, local_llm, server_arguments
+from lit3r.llm.settings import LLMSettings, LocalSettings
+from lit3r.llm.wrapper import LLM
 from lit3r.settings import Settings, index_key, load_settings
 
 FAKE_SERVER = (sys.executable, str(Path(__file__).parent / "fakes" / "llama_server.py"))

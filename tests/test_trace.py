@@ -13,12 +13,12 @@ from test_retrieve import make_index
 
 from lit3r.agent.api import ask, build_context, run_agent
 from lit3r.agent.context import LLMReaderAdapter
-from lit3r.agent.llm import LLMConfigError
 from lit3r.agent.llm_planning import LLMDecomposer, LLMVerifier
 from lit3r.agent.tools import TOOL_NAMES
 from lit3r.agent.trace import TraceRecorder, load_trace, render_timeline, write_trace
 from lit3r.graphs.agent import build_graph
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.errors import LLMConfigError
 from lit3r.models import Answer, TraceEvent
 from lit3r.tools.rerankers.factory import reranker_for_index
 

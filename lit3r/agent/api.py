@@ -17,18 +17,20 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from lit3r.agent.budget import Budget
 from lit3r.agent.context import Context, LLMReaderAdapter, PlannerKind
-from lit3r.agent.llm import LLM, LLMConfigError, make_chat_model
 from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
 from lit3r.agent.llm_reader import LLMReader
-from lit3r.agent.local_server import local_llm
 from lit3r.agent.tools import AGENT_TOOLS
 from lit3r.agent.trace import TraceRecorder, write_trace
 from lit3r.evals.calibrate import load_gate
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.grounding.judges import make_judge
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.budget import Budget
+from lit3r.llm.client import make_chat_model
+from lit3r.llm.errors import LLMConfigError
+from lit3r.llm.local_server import local_llm
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Chunk
 from lit3r.prompts.common import AnswerSpec
 from lit3r.settings import Settings

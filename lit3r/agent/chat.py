@@ -44,11 +44,13 @@ from lit3r.agent.api import (
     run_agent,
 )
 from lit3r.agent.context import PlannerKind
-from lit3r.agent.llm import LLM, LLMConfigError, LLMError, make_chat_model
-from lit3r.agent.local_server import local_llm
 from lit3r.agent.trace import TraceRecorder
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.client import make_chat_model
+from lit3r.llm.errors import LLMConfigError, LLMError
+from lit3r.llm.local_server import local_llm
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer
 from lit3r.prompts.chat import REWRITE_SYSTEM, render_rewrite
 from lit3r.settings import Settings

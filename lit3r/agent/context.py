@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from langgraph.runtime import get_runtime
 
-from lit3r.agent.budget import Budget
-from lit3r.agent.llm import LLM
 from lit3r.agent.trace import TraceRecorder
 from lit3r.grounding.judge import Judge
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.budget import Budget
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Chunk, Paper
 from lit3r.settings import Settings
 from lit3r.tools.gate import GateThreshold

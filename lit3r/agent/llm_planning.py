@@ -5,7 +5,7 @@
   'verifier failed' note, so the rounds go on (or stop at the round limit) instead of crashing.
 * :class:`LLMHyde` writes a hypothetical passage for a short query; on a failed call the query is used as is.
 
-Each asks :meth:`LLM.structured` for a pydantic schema; only :class:`~lit3r.agent.llm.LLMError` is caught. Every
+Each asks :meth:`LLM.structured` for a pydantic schema; only :class:`~lit3r.llm.errors.LLMError` is caught. Every
 fallback is logged and, when a recorder is given, recorded as a ``note`` event for the trace.
 """
 
@@ -19,7 +19,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from lit3r.agent.llm import LLM, LLMError
+from lit3r.llm.errors import LLMError
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Chunk, Paper
 from lit3r.prompts.common import RETRIEVER_SYSTEM, AnswerSpec
 from lit3r.prompts.retrieval import (

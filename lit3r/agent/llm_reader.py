@@ -22,8 +22,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from lit3r.agent.llm import LLM, LLMError
 from lit3r.agent.llm_planning import NoteRecorder, note, record
+from lit3r.llm.errors import LLMError
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Chunk, Citation, Paper
 from lit3r.prompts.common import INSUFFICIENT, READER_SYSTEM, AnswerSpec
 from lit3r.prompts.reader import (

@@ -30,8 +30,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from lit3r.agent.context import Context
-from lit3r.agent.llm import LLMError
 from lit3r.agent.state import AgentState, carry_pool, question_reset, stable_numbers
+from lit3r.llm.errors import LLMError
 from lit3r.models import Answer
 from lit3r.prompts.common import EVIDENCE_IS_DATA, fill
 from lit3r.tools.reader import insufficient_answer, validate_answer

@@ -2,7 +2,7 @@
 
 :class:`TraceRecorder` collects one event per node turn, tool call, ranking, verdict and model call,
 in the order the steps start. It is also the LLM wrapper's recorder (:meth:`TraceRecorder.record`
-takes :class:`lit3r.agent.llm.LLM` call records), so prompts, raw outputs, token counts and timing
+takes :class:`lit3r.llm.wrapper.LLM` call records), so prompts, raw outputs, token counts and timing
 of every model call land in the same list. :func:`write_trace` stores a trace as JSON and
 :func:`render_timeline` turns one back into a readable timeline (``lit3r trace show``).
 """
@@ -71,7 +71,7 @@ class TraceRecorder:
             event.duration_ms = round((time.perf_counter() - started) * 1000, 3)
 
     def record(self, call: dict[str, Any]) -> None:
-        """Take a record of :class:`lit3r.agent.llm.LLM` (an ``llm`` event) or a planner fallback (``note``)."""
+        """Take a record of :class:`lit3r.llm.wrapper.LLM` (an ``llm`` event) or a planner fallback (``note``)."""
         data = {k: v for k, v in call.items() if k not in ("name", "started_at", "duration_ms", "kind")}
         event = TraceEvent(
             type="note" if call.get("kind") == "note" else "llm",

@@ -45,8 +45,8 @@ def ask(
 ) -> None:
     """Answer a question with inline citations [n], the cited chunks with locators, and a trace."""
     from lit3r.agent.api import ask as run_ask
-    from lit3r.agent.llm import LLMConfigError
     from lit3r.index.corpus_index import IndexNotBuiltError
+    from lit3r.llm.errors import LLMConfigError
 
     if planner not in ("fixed", "llm"):
         fail(f"unknown planner {planner!r}: use fixed or llm")

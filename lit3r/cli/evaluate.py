@@ -69,8 +69,8 @@ def qasper(
     {"retrieval": ..., "answers": ...}. The file's papers are ingested and indexed under
     <home>/evals/<file hash>/ (reused when unchanged).
     """
-    from lit3r.agent.local_server import local_llm
     from lit3r.evals.retrieval import CONFIGURATIONS
+    from lit3r.llm.local_server import local_llm
 
     if not retrieval and not answers:
         fail("choose what to evaluate: --retrieval, --answers or both")
@@ -145,11 +145,11 @@ def _answers_report(data: Path, index: CorpusIndex, settings: Settings, bound: R
     ``options``: ``in_paper``, ``planner``, ``limit``, ``predictions`` (a path or None for the default) and
     ``grounding`` (add the grounding metrics).
     """
-    from lit3r.agent.llm import make_chat_model
     from lit3r.evals.answers import CachedPapers, evaluate_answers, make_answerer
     from lit3r.evals.calibrate import load_gate
     from lit3r.evals.qasper import load_questions
     from lit3r.evals.qasper_score import load_gold
+    from lit3r.llm.client import make_chat_model
 
     setting = "in_paper" if options["in_paper"] else "open_domain"
     questions = [q for q in load_questions(data) if q.paper_id in index.papers and q.annotations]

@@ -202,8 +202,8 @@ def make_grounding(settings: Settings, index: CorpusIndex, gate: GateThreshold |
     llm = None
     ragas = None
     if settings.llm.enabled:
-        from lit3r.agent.llm import LLM
         from lit3r.evals.ragas_metrics import RagasJudge
+        from lit3r.llm.wrapper import LLM
 
         llm = LLM.from_settings(settings.llm)
         ragas = RagasJudge(llm, index.encoder)

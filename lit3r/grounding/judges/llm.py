@@ -21,7 +21,7 @@ from lit3r.grounding.judge import JudgeError, Judgement
 from lit3r.prompts.grounding import JUDGE_SYSTEM, render_judge
 
 if TYPE_CHECKING:
-    from lit3r.agent.llm import LLM
+    from lit3r.llm.wrapper import LLM
 
 TOP_LOGPROBS = 5
 _YES, _NO = "yes", "no"
@@ -59,7 +59,7 @@ def yes_probability(logprobs: Mapping[str, Any] | None) -> float | None:
 
 
 class LLMJudge:
-    """Judges claims with a chat model through :class:`lit3r.agent.llm.LLM` (retries, trace records, budget).
+    """Judges claims with a chat model through :class:`lit3r.llm.wrapper.LLM` (retries, trace records, budget).
 
     Args:
         llm: The wrapped chat model; its calls are recorded as ``grounding.judge`` (and ``.structured``).
@@ -78,7 +78,7 @@ class LLMJudge:
 
     def judge(self, premise: str, hypothesis: str) -> Judgement:
         """The verdict on one claim; :class:`JudgeError` when the model call fails."""
-        from lit3r.agent.llm import LLMError
+        from lit3r.llm.errors import LLMError
 
         try:
             if self.logprobs:

@@ -2,7 +2,7 @@
 
 Any OpenAI-compatible endpoint works through ``provider='openai'`` and ``base_url`` (OpenAI itself, vLLM,
 Ollama, llama.cpp server); Azure OpenAI through ``provider='azure'``. ``provider='local'`` has lit3r start
-and stop llama.cpp's OpenAI-compatible server itself on a GGUF model (:mod:`lit3r.agent.local_server`) and
+and stop llama.cpp's OpenAI-compatible server itself on a GGUF model (:mod:`lit3r.llm.local_server`) and
 talk to it through the same ``ChatOpenAI`` path. ``provider='none'`` (the default) means no model is called
 and the system answers offline.
 """

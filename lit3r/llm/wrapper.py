@@ -1,116 +1,56 @@
-"""The one door to chat models: a factory, bounded retries, structured output with one repair, call records.
+"""The one door to chat models: bounded retries, structured output with one repair, call records, budget.
 
-* :func:`make_chat_model` builds ``ChatOpenAI`` / ``AzureChatOpenAI`` from :class:`LLMSettings` with the
-  client's own retries switched off: retries happen here, on transient errors only.
-* :class:`LLM` wraps any chat model. :meth:`LLM.invoke` returns the reply; :meth:`LLM.structured` returns a
-  validated pydantic object or raises :class:`LLMOutputError` after one repair attempt. Failed calls raise
-  :class:`LLMCallError` whose ``retryable`` flag says whether trying later could help.
-* Every model call becomes one event dict (name, timing, prompt, raw output, tokens, cost, attempts, error)
-  handed to a pluggable recorder, and its tokens and cost are charged to an optional :class:`Budget`.
+:class:`LLM` wraps any chat model (from :func:`lit3r.llm.client.make_chat_model`, or a fake in tests).
+:meth:`LLM.invoke` returns the reply; :meth:`LLM.structured` returns a validated pydantic object or raises
+:class:`~lit3r.llm.errors.LLMOutputError` after one repair attempt. Failed calls raise
+:class:`~lit3r.llm.errors.LLMCallError` whose ``retryable`` flag says whether trying later could help. Every
+model call becomes one event dict (name, timing, prompt, raw output, tokens, cost, attempts, error) handed to a
+pluggable recorder, and its tokens and cost are charged to an optional :class:`~lit3r.llm.budget.Budget`. The
+planner, the reader, the LLM reranker and the LLM judge all call models through it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import random
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-import openai
-from langchain_core.exceptions import ModelError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     convert_to_messages,
     convert_to_openai_messages,
 )
 from langchain_core.runnables import Runnable
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from langchain_openai import AzureChatOpenAI, ChatOpenAI
 from langchain_openai.chat_models.base import BaseChatOpenAI
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from lit3r.agent.budget import Budget
-from lit3r.agent.llm_settings import LLMSettings, StructuredMethod
+from lit3r.llm.budget import Budget
+from lit3r.llm.client import make_chat_model
+from lit3r.llm.errors import CALL_ERRORS, LLMCallError, LLMOutputError, describe_error, is_transient, retry_after_s
+from lit3r.llm.settings import LLMSettings, StructuredMethod
+from lit3r.llm.structured import (
+    MAX_SHOWN_OUTPUT,
+    REPAIR_PROMPT,
+    explain,
+    parse_reply,
+    response_format,
+    shown_output,
+    tool_name,
+    with_schema_hint,
+)
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 Messages = str | Sequence[BaseMessage | dict[str, Any] | tuple[str, str]]
-
-PLACEHOLDER_KEY = "not-needed"
-"""Sent as the API key to a custom ``base_url`` when none is configured (local servers ignore it)."""
-
-REPAIR_PROMPT = """Your previous reply could not be used: it is not a valid {schema} object.
-
-<invalid_output>
-{output}
-</invalid_output>
-
-<validation_error>
-{error}
-</validation_error>
-
-Answer the request above again. Reply with only a corrected {schema} object."""
-"""Shown once after an unusable structured reply; placeholders: schema, output, error."""
-
-JSON_MODE_PROMPT = "Reply with one JSON object, and nothing else, that validates against this JSON schema:\n{schema}"
-"""Added to the system message in ``json_mode``, where the endpoint is not told the schema."""
-
-MAX_SHOWN_OUTPUT = 4000
-TRANSIENT_ERRORS = (
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APITimeoutError,
-    openai.APIConnectionError,
-)
-CALL_ERRORS = (openai.OpenAIError, ModelError, json.JSONDecodeError)
-"""What a model call raises when the endpoint, not our code, is at fault."""
-
-
-class LLMError(Exception):
-    """Base class of the errors this module raises."""
-
-
-class LLMConfigError(LLMError, ValueError):
-    """The settings cannot build a chat model (no provider, no key, no Azure deployment)."""
-
-
-class LLMCallError(LLMError):
-    """A model call failed. ``retryable`` is True when the cause was transient and attempts ran out."""
-
-    def __init__(
-        self, message: str, *, name: str, retryable: bool, attempts: int, status_code: int | None = None
-    ) -> None:
-        super().__init__(message)
-        self.name = name
-        self.retryable = retryable
-        self.attempts = attempts
-        self.status_code = status_code
-
-
-class LLMOutputError(LLMError):
-    """The model's structured reply stayed invalid after the repair attempt."""
-
-    def __init__(self, message: str, *, name: str, schema: str, outputs: list[str], errors: list[str]) -> None:
-        super().__init__(message)
-        self.name = name
-        self.schema = schema
-        self.outputs = outputs
-        self.errors = errors
-
-
-class _Unusable(ValueError):
-    """A reply that holds no candidate for the schema (empty, refused, broken tool-call arguments)."""
 
 
 @runtime_checkable
@@ -132,103 +72,6 @@ class ListRecorder:
     def record(self, event: dict[str, Any]) -> None:
         """Append ``event``."""
         self.events.append(event)
-
-
-# ---------------------------------------------------------------- model factory
-
-
-def make_chat_model(settings: LLMSettings) -> BaseChatModel:
-    """A langchain-openai chat model for ``settings``, with its own retries off (``max_retries=0``)."""
-    if not settings.enabled:
-        raise LLMConfigError("no LLM is configured (provider='none'); set llm.provider to 'openai', 'azure' or 'local'")
-    if settings.provider == "local" and not settings.base_url:
-        raise LLMConfigError(
-            "provider 'local' needs its llama.cpp server running: open the run inside "
-            "lit3r.agent.local_server.local_llm(settings), which starts it and sets llm.base_url"
-        )
-    common: dict[str, Any] = {
-        "model": settings.model,
-        "temperature": settings.temperature,
-        "timeout": settings.timeout_s,
-        "max_retries": 0,
-        "max_tokens": settings.max_tokens,
-    }
-    if settings.provider == "azure":
-        return _azure_model(settings, common)
-    if settings.provider == "local" and settings.max_tokens:  # llama.cpp ignores max_completion_tokens
-        common["extra_body"] = {"max_tokens": settings.max_tokens}
-    return ChatOpenAI(base_url=settings.base_url, api_key=_openai_key(settings), **common)
-
-
-def _openai_key(settings: LLMSettings) -> str:
-    """The key to send: the configured one, a placeholder for a custom endpoint, else a config error."""
-    if settings.api_key is not None:
-        return settings.api_key.get_secret_value()
-    if settings.base_url:
-        return PLACEHOLDER_KEY
-    raise LLMConfigError("no API key for api.openai.com: set OPENAI_API_KEY or llm.api_key, or set llm.base_url")
-
-
-def _azure_model(settings: LLMSettings, common: dict[str, Any]) -> AzureChatOpenAI:
-    """``AzureChatOpenAI`` on ``base_url`` (the resource endpoint) and ``azure_deployment``."""
-    if not settings.base_url or not settings.azure_deployment:
-        raise LLMConfigError("provider 'azure' needs llm.base_url (the resource endpoint) and llm.azure_deployment")
-    if settings.api_key is not None:  # else AzureChatOpenAI reads AZURE_OPENAI_API_KEY / an AD token itself
-        common["api_key"] = settings.api_key
-    try:
-        return AzureChatOpenAI(
-            azure_endpoint=settings.base_url,
-            azure_deployment=settings.azure_deployment,
-            api_version=settings.api_version,
-            **common,
-        )
-    except ValueError as exc:  # pydantic's ValidationError, e.g. no key and no AZURE_OPENAI_API_KEY
-        raise LLMConfigError(f"cannot build AzureChatOpenAI: {exc}") from exc
-
-
-# ---------------------------------------------------------------- error classification and retry
-
-
-def is_transient(exc: BaseException) -> bool:
-    """True for errors worth another attempt: 408/409/429, 5xx, timeouts and connection failures."""
-    if isinstance(exc, TRANSIENT_ERRORS):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    if isinstance(exc, ModelError):  # other langchain providers classify their own errors
-        return exc.is_retryable
-    return False
-
-
-def retry_after_s(exc: BaseException) -> float | None:
-    """The delay a 429/503 asks for in ``retry-after-ms`` or ``retry-after`` (seconds), if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for header, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            return float(value) / divisor
-        except ValueError:
-            continue  # an HTTP date: use the normal back-off
-    return None
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line account of a failed call that says what to check."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"the endpoint's response body is not valid JSON ({exc}); check llm.base_url points at the API"
-    if isinstance(exc, openai.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        return f"HTTP {exc.status_code}: {body.get('message') or exc.message}"
-    if isinstance(exc, openai.APITimeoutError):
-        return "the request timed out (llm.timeout_s)"
-    if isinstance(exc, openai.APIConnectionError):
-        return f"cannot connect to the endpoint: {exc}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def retry_wait(settings: LLMSettings) -> Callable[[RetryCallState], float]:
@@ -260,85 +103,6 @@ def _log_retry(name: str) -> Callable[[RetryCallState], None]:
         )
 
     return log
-
-
-# ---------------------------------------------------------------- structured output
-
-
-def tool_name(schema: type[BaseModel]) -> str:
-    """The function name a schema gets as a tool or a response format."""
-    return convert_to_openai_tool(schema)["function"]["name"]
-
-
-def response_format(schema: type[BaseModel]) -> dict[str, Any]:
-    """The OpenAI ``response_format`` asking for ``schema`` as JSON (non-strict: we validate ourselves)."""
-    function = convert_to_openai_tool(schema)["function"]
-    spec = {"name": function["name"], "schema": function["parameters"]}
-    if function.get("description"):
-        spec["description"] = function["description"]
-    return {"type": "json_schema", "json_schema": spec}
-
-
-def json_text(text: str) -> str:
-    """The JSON part of a reply: without Markdown fences or prose around the outermost object."""
-    text = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, flags=re.DOTALL)
-    if fenced:
-        text = fenced.group(1)
-    if not text:
-        raise _Unusable("the reply is empty")
-    start, end = text.find("{"), text.rfind("}")
-    if not text.startswith(("{", "[")) and 0 <= start < end:
-        text = text[start : end + 1]
-    return text
-
-
-def parse_reply(message: AIMessage, schema: type[T]) -> T:
-    """Validate a reply against ``schema``: the matching tool call's arguments, else the text as JSON.
-
-    Raises:
-        ValidationError: the candidate does not validate (or is not JSON).
-        ValueError: there is no candidate at all (empty reply, refusal, unparsable tool-call arguments).
-    """
-    if refusal := message.additional_kwargs.get("refusal"):
-        raise _Unusable(f"the model refused: {refusal}")
-    if message.tool_calls:
-        wanted = tool_name(schema)
-        call = next((c for c in message.tool_calls if c["name"] == wanted), message.tool_calls[0])
-        return schema.model_validate(call["args"])
-    if message.invalid_tool_calls:
-        bad = message.invalid_tool_calls[0]
-        raise _Unusable(f"tool call arguments are not valid JSON: {bad.get('args')!r} ({bad.get('error')})")
-    return schema.model_validate_json(json_text(message.text))
-
-
-def shown_output(message: AIMessage) -> str:
-    """What the model produced, as text: its content, else its tool-call arguments."""
-    if message.text.strip():
-        return message.text
-    if message.tool_calls:
-        return json.dumps(message.tool_calls[0]["args"], ensure_ascii=False)
-    if message.invalid_tool_calls:
-        return str(message.invalid_tool_calls[0].get("args") or "")
-    return ""
-
-
-def explain(exc: ValueError) -> str:
-    """A compact error list for the repair prompt (one line per failing field)."""
-    if isinstance(exc, ValidationError):
-        return "\n".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors())
-    return str(exc)
-
-
-def with_schema_hint(messages: list[BaseMessage], schema: type[BaseModel]) -> list[BaseMessage]:
-    """``messages`` with the JSON schema spelled out in the system message (for ``json_mode``)."""
-    hint = JSON_MODE_PROMPT.format(schema=json.dumps(convert_to_openai_tool(schema)["function"]["parameters"]))
-    if messages and isinstance(messages[0], SystemMessage) and isinstance(messages[0].content, str):
-        return [SystemMessage(f"{messages[0].content}\n\n{hint}"), *messages[1:]]
-    return [SystemMessage(hint), *messages]
-
-
-# ---------------------------------------------------------------- the wrapper
 
 
 def as_messages(messages: Messages) -> list[BaseMessage]:

@@ -3,7 +3,7 @@
 :class:`LocalServer` runs ``python -m llama_cpp.server`` (from the ``local`` extra) on a free loopback port,
 waits until ``GET /v1/models`` answers, and on exit terminates it (then kills it); its output goes to
 ``<home>/logs/llama-server.log``. :func:`local_llm` wraps a run: for ``llm.provider == 'local'`` without a
-``base_url`` it prepares the model file (:mod:`lit3r.agent.local_model`), starts the server and yields
+``base_url`` it prepares the model file (:mod:`lit3r.llm.local_model`), starts the server and yields
 settings whose ``llm.base_url`` points at it, so the ordinary ``ChatOpenAI`` path serves the run. Other
 providers pass through untouched, and so does a run already inside :func:`local_llm`.
 
@@ -30,9 +30,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lit3r.agent.llm import LLMConfigError
-from lit3r.agent.llm_settings import LocalSettings
-from lit3r.agent.local_model import local_model_path
+from lit3r.llm.errors import LLMConfigError
+from lit3r.llm.local_model import local_model_path
+from lit3r.llm.settings import LocalSettings
 
 if TYPE_CHECKING:
     from lit3r.settings import Settings

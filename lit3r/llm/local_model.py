@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from lit3r.agent.llm import LLMConfigError
+from lit3r.llm.errors import LLMConfigError
 
 GGUF_MAGIC = b"GGUF"
 MODELS_DIR = "models"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lit3r.agent.llm_settings import LLMSettings
+from lit3r.llm.settings import LLMSettings
 
 
 @dataclass
