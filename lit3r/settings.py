@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from lit3r.llm.settings import LLMSettings
-from lit3r.tools.config import RetrieverSettings
+from lit3r.retrieval.config import RetrieverSettings
 
 
 class ChunkerSettings(BaseModel):

@@ -18,10 +18,10 @@ from lit3r.agent.state import append_unseen, keep_max, reduce_pool
 from lit3r.agent.tools import AGENT_TOOLS
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer
-from lit3r.tools import fusion
-from lit3r.tools.gate import GateThreshold
-from lit3r.tools.plan import Verdict
-from lit3r.tools.retrieve import retrieve_subquery
+from lit3r.retrieval import fusion
+from lit3r.retrieval.gate import GateThreshold
+from lit3r.retrieval.planning import Verdict
+from lit3r.retrieval.subquery import retrieve_subquery
 
 from fakes.chat import FakeToolCallingModel, tool_call
 

@@ -13,8 +13,8 @@ from lit3r.index import build as build_module
 from lit3r.index.build import EmptyCorpusError, build_index
 from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
 from lit3r.index.layout import IndexLayout
+from lit3r.retrieval.search import search_index
 from lit3r.settings import Settings, index_key
-from lit3r.tools.search import search_chunks
 
 from conftest import qasper_paper, write_qasper
 
@@ -40,10 +40,10 @@ def test_build_then_search_and_reload(settings, tmp_path, hashing_encoder) -> No
     assert report.chunks_embedded == len({c.text for c in index.chunks})  # identical texts are embedded once
     assert set(index.papers) == {"a", "b"}
     for mode in ("bm25", "dense", "hybrid"):
-        hits = search_chunks(index, "lexical bm25", mode=mode, k=3)
+        hits = search_index(index, "lexical bm25", mode=mode, k=3)
         assert hits[0].paper_id == "a", mode
         assert hits[0].locator.section is not None
-    in_paper = search_chunks(index, "lexical bm25", mode="bm25", k=10, paper_ids=["b"])
+    in_paper = search_index(index, "lexical bm25", mode="bm25", k=10, paper_ids=["b"])
     assert all(h.paper_id == "b" for h in in_paper)
 
 
@@ -71,7 +71,7 @@ def test_adding_papers_embeds_only_new_chunks(settings, tmp_path, hashing_encode
     assert second.chunks_reused == first.chunks
     assert np.allclose(new.dense.vectors_for(old_ids), old_vectors, atol=1e-6)  # reused, only re-normalised
     assert not first.generation.exists()  # the old generation is removed after the swap
-    assert search_chunks(new, "citation graph", mode="bm25", k=1)[0].paper_id == "c"
+    assert search_index(new, "citation graph", mode="bm25", k=1)[0].paper_id == "c"
 
 
 def test_killed_build_leaves_previous_index_and_resumes(settings, tmp_path, hashing_encoder, monkeypatch) -> None:
@@ -88,7 +88,7 @@ def test_killed_build_leaves_previous_index_and_resumes(settings, tmp_path, hash
         build_index(settings, store)
     survivor = CorpusIndex.open(settings)
     assert set(survivor.papers) == {"a"}  # the previous generation is still the current one
-    assert search_chunks(survivor, "bm25", mode="hybrid", k=1)[0].paper_id == "a"
+    assert search_index(survivor, "bm25", mode="hybrid", k=1)[0].paper_id == "a"
     monkeypatch.undo()
     for module in ("lit3r.index.build", "lit3r.index.corpus_index"):
         monkeypatch.setattr(f"{module}.load_encoder", lambda *_a, **_k: hashing_encoder)

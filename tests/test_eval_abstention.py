@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from lit3r.evals.abstention import AbstentionSample, abstention_report, fold_of, system_abstention
-from lit3r.tools.gate import GateThreshold
+from lit3r.retrieval.gate import GateThreshold
 
 
 def _ids(fold: int, n: int) -> list[str]:

@@ -20,7 +20,7 @@ from lit3r.cli import app
 from lit3r.evals.answers import answer_text, evidence_paragraphs, stage_timings
 from lit3r.evals.qasper_score import load_gold, read_predictions, score_predictions
 from lit3r.models import Answer, Block, Citation, Locator, Paper, ParsedPaper
-from lit3r.tools.gate import GateThreshold
+from lit3r.retrieval.gate import GateThreshold
 
 ENV = {"LIT3R_RERANKER": "lexical"}
 PREDICTION_KEYS = {"question_id", "predicted_answer", "predicted_evidence"}

@@ -27,7 +27,7 @@ from lit3r.evals.ragas_metrics import RagasJudge
 from lit3r.grounding.judge import JudgeError
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Citation, Locator, TraceEvent
-from lit3r.tools.gate import GateThreshold
+from lit3r.retrieval.gate import GateThreshold
 
 from conftest import HashingEncoder
 from fakes.chat import FakeToolCallingModel

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from lit3r.tools.fusion import (
+from lit3r.retrieval.fusion import (
     ab_fusion,
     best_chunk_per_paper,
     blend_rerank,
-    coupling_neighbours,
+    coupling_scores,
+    fuse_ranking_b,
     jaccard,
     merge_pool,
     rank_papers_by_max,
-    ranking_b,
     round_robin,
     rrf,
     top_chunks_per_paper,
@@ -216,14 +216,14 @@ def test_coupling_requires_two_shared_references_and_sorts_by_jaccard() -> None:
         "pG": {"r1", "r2", "g1", "g2", "g3"},  # shared 2, union 6, J = 2/6 = 1/3: after pX (fewer shared)
         "pH": {"x", "y"},  # nothing shared
     }
-    out = coupling_neighbours(seed, refs, exclude={"seed"})
+    out = coupling_scores(seed, refs, exclude={"seed"})
     assert ids(out) == ["pB", "pX", "pG", "pC", "pD"]
     assert dict(out)["pB"] == pytest.approx(3 / 8)
     assert dict(out)["pC"] == pytest.approx(2 / 8)
     # pA (J = 1/3) is left out while pC (J = 0.25) is in; with a one-reference minimum it enters.
-    assert "pA" in ids(coupling_neighbours(seed, refs, min_shared=1, exclude={"seed"}))
+    assert "pA" in ids(coupling_scores(seed, refs, min_shared=1, exclude={"seed"}))
     with pytest.raises(ValueError):
-        coupling_neighbours(seed, refs, min_shared=0)
+        coupling_scores(seed, refs, min_shared=0)
 
 
 def test_ranking_b_merges_per_source_fuses_and_puts_seeds_first() -> None:
@@ -239,10 +239,10 @@ def test_ranking_b_merges_per_source_fuses_and_puts_seeds_first() -> None:
     #   d = 1/62 + 1/62 = 0.032258
     #   c = 1/62        = 0.016129
     #   e = 1/63        = 0.015873
-    assert ranking_b(seeds, sources) == ["s1", "s2", "a", "b", "d", "c", "e"]
+    assert fuse_ranking_b(seeds, sources) == ["s1", "s2", "a", "b", "d", "c", "e"]
     # seeds are not counted in the limit, and are deduplicated in their given order
-    assert ranking_b(["s1", "s2", "s1"], sources, limit=2) == ["s1", "s2", "a", "b"]
-    assert ranking_b(["s2"], {}) == ["s2"]
+    assert fuse_ranking_b(["s1", "s2", "s1"], sources, limit=2) == ["s1", "s2", "a", "b"]
+    assert fuse_ranking_b(["s2"], {}) == ["s2"]
 
 
 # --- A/B fusion ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from lit3r.tools.gate import GateThreshold, abstention_metrics, calibrate_f1, calibrate_percentile, passes
+from lit3r.retrieval.gate import GateThreshold, abstention_metrics, calibrate_f1, calibrate_percentile, passes
 
 # Toy calibration set: best reranker scores 1..6 with labels (answerable?)
 SCORES = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]

@@ -9,9 +9,9 @@ from test_eval_retrieval import _data
 from typer.testing import CliRunner
 
 from lit3r.cli import app
-from lit3r.evals.calibrate import GateSample, calibrate, load_gate, save_gate
+from lit3r.evals.calibrate import GateSample, calibrate
+from lit3r.retrieval.gate import GateThreshold, load_gate, save_gate
 from lit3r.settings import Settings
-from lit3r.tools.gate import GateThreshold
 
 
 def test_both_modes_report_abstention_metrics() -> None:

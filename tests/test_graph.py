@@ -23,10 +23,10 @@ from lit3r.index.corpus_index import CorpusIndex
 from lit3r.llm.budget import Budget
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer
+from lit3r.retrieval.planning import Verdict
+from lit3r.retrieval.rerankers.factory import reranker_for_index
 from lit3r.settings import Settings
-from lit3r.tools.plan import Verdict
 from lit3r.tools.reader import INSUFFICIENT_EVIDENCE
-from lit3r.tools.rerankers.factory import reranker_for_index
 
 from conftest import HashingEncoder
 from fakes.chat import FakeToolCallingModel, tool_call

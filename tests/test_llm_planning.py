@@ -16,7 +16,7 @@ from lit3r.llm.wrapper import LLM, ListRecorder
 from lit3r.models import Answer, Chunk, Locator, Paper
 from lit3r.prompts.common import INSUFFICIENT, AnswerSpec
 from lit3r.prompts.retrieval import MISSING_FILLER
-from lit3r.tools.plan import Decomposer, EvidenceChunk, HydeWriter, PaperEvidence, Verifier
+from lit3r.retrieval.planning import Decomposer, EvidenceChunk, HydeWriter, PaperEvidence, Verifier
 
 from fakes.chat import FakeToolCallingModel, tool_call
 

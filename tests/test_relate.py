@@ -6,9 +6,9 @@ import pytest
 from test_retrieve import PAPERS, make_index, spy_calls
 
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools import fusion
-from lit3r.tools.config import RetrieverSettings
-from lit3r.tools.relate import (
+from lit3r.retrieval import fusion
+from lit3r.retrieval.config import RetrieverSettings
+from lit3r.retrieval.relate import (
     bm25_neighbours,
     coupling_neighbours,
     final_ranking,
@@ -62,7 +62,7 @@ def test_ranking_b_puts_seeds_first_and_fuses_round_robin_sources(index) -> None
     assert len(result.papers) == len(set(result.papers)) == len(PAPERS)
     neighbours = seed_neighbours(index, ["fusion", "citation"], settings)
     assert result.neighbours == neighbours and list(neighbours) == ["paper_vectors", "coupling", "bm25"]
-    assert result.papers == fusion.ranking_b(["fusion", "citation"], neighbours, k=60, limit=100)
+    assert result.papers == fusion.fuse_ranking_b(["fusion", "citation"], neighbours, k=60, limit=100)
     limited = ranking_b(index, ["fusion"], RetrieverSettings(ranking_b_limit=2))
     assert len(limited.papers) == 3 and limited.papers[0] == "fusion"
     assert ranking_b(index, ["ghost"], settings).papers == []

@@ -18,9 +18,9 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.rerankers.colbert import ColbertReranker, load_projection, maxsim
-from lit3r.tools.rerankers.cross_encoder import (
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.rerankers.colbert import ColbertReranker, load_projection, maxsim
+from lit3r.retrieval.rerankers.cross_encoder import (
     QWEN3_INSTRUCTION,
     QWEN3_PAIR,
     QWEN3_PREFIX,
@@ -28,9 +28,9 @@ from lit3r.tools.rerankers.cross_encoder import (
     CrossEncoderReranker,
     model_kind,
 )
-from lit3r.tools.rerankers.factory import load_reranker
-from lit3r.tools.rerankers.llm import RELEVANCE_PROMPT, LLMPointwiseReranker, relevance_messages
-from lit3r.tools.rerankers.offline import (
+from lit3r.retrieval.rerankers.factory import load_reranker
+from lit3r.retrieval.rerankers.llm import RELEVANCE_PROMPT, LLMPointwiseReranker, relevance_messages
+from lit3r.retrieval.rerankers.offline import (
     BiEncoderReranker,
     LexicalReranker,
     lexical_scores,
@@ -377,7 +377,7 @@ def test_llm_reranker_reads_p_yes_from_logprobs():
 def test_llm_reranker_falls_back_to_the_verdict_and_scores_garbage_zero(caplog):
     replies = ['```json\n{"relevant": "Yes"}\n```', '{"relevant": "no"}', "Yes.", "I would rather not say."]
     reranker = LLMPointwiseReranker(GenericFakeChatModel(messages=iter(replies)), concurrency=1)
-    with caplog.at_level(logging.WARNING, logger="lit3r.tools.rerankers.llm"):
+    with caplog.at_level(logging.WARNING, logger="lit3r.retrieval.rerankers.llm"):
         scores = reranker.score(QUERY, ["p1", "p2", "p3", "p4"])
     assert scores == [1.0, 0.0, 1.0, 0.0]
     assert len(caplog.records) == 1 and "unparseable" in caplog.records[0].getMessage()
@@ -563,7 +563,7 @@ def test_offline_candidates_rank_a_relevant_passage_first_on_minilm():
 
 def test_bi_encoder_looks_up_known_passage_vectors_instead_of_encoding() -> None:
     from lit3r.index.embed_cache import text_hash
-    from lit3r.tools.rerankers.offline import BiEncoderReranker
+    from lit3r.retrieval.rerankers.offline import BiEncoderReranker
 
     from conftest import HashingEncoder
 

@@ -12,10 +12,9 @@ from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
 from lit3r.index.build import build_index
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.settings import Settings
-from lit3r.tools import fusion
-from lit3r.tools.config import RetrieverSettings
-from lit3r.tools.retrieve import (
+from lit3r.retrieval import fusion
+from lit3r.retrieval.config import RetrieverSettings
+from lit3r.retrieval.subquery import (
     _representatives,
     candidate_chunks,
     chunk_and_paper_fusion,
@@ -24,6 +23,7 @@ from lit3r.tools.retrieve import (
     prf_query,
     retrieve_subquery,
 )
+from lit3r.settings import Settings
 
 from conftest import HashingEncoder
 

@@ -9,10 +9,10 @@ import pytest
 from test_retrieve import ScriptedReranker, make_index, spy_calls
 
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools import fusion
-from lit3r.tools.config import RetrieverSettings
-from lit3r.tools.gate import GateThreshold
-from lit3r.tools.plan import (
+from lit3r.retrieval import fusion
+from lit3r.retrieval.config import RetrieverSettings
+from lit3r.retrieval.gate import GateThreshold
+from lit3r.retrieval.planning import (
     Decomposer,
     GateVerifier,
     KeywordDecomposer,
@@ -22,8 +22,8 @@ from lit3r.tools.plan import (
     deterministic_subqueries,
     gate_verifier,
 )
-from lit3r.tools.retrieve import retrieve_subquery
-from lit3r.tools.retriever import HYDE_SKIPPED, Lit3RRetriever, RetrievalResult
+from lit3r.retrieval.retriever import HYDE_SKIPPED, Lit3RRetriever, RetrievalResult
+from lit3r.retrieval.subquery import retrieve_subquery
 
 LONG_QUESTION = "Which retrieval papers combine okapi lexical ranking with dense encoder embedding models?"
 

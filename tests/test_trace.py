@@ -20,7 +20,7 @@ from lit3r.graphs.agent import build_graph
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.llm.errors import LLMConfigError
 from lit3r.models import Answer, TraceEvent
-from lit3r.tools.rerankers.factory import reranker_for_index
+from lit3r.retrieval.rerankers.factory import reranker_for_index
 
 from fakes.chat import FakeToolCallingModel, tool_call
 

@@ -22,7 +22,6 @@ from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
 from lit3r.agent.llm_reader import LLMReader
 from lit3r.agent.tools import AGENT_TOOLS
 from lit3r.agent.trace import TraceRecorder, write_trace
-from lit3r.evals.calibrate import load_gate
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.grounding.judges import make_judge
 from lit3r.index.corpus_index import CorpusIndex
@@ -33,10 +32,11 @@ from lit3r.llm.local_server import local_llm
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Chunk
 from lit3r.prompts.common import AnswerSpec
+from lit3r.retrieval.gate import load_gate
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.rerankers.factory import reranker_for_index
 from lit3r.settings import Settings
 from lit3r.tools.reader import extractive_answer
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.rerankers.factory import reranker_for_index
 
 FROM_SETTINGS: Any = object()
 """Default of ``reranker``: load the one ``settings.reranker`` names."""

@@ -11,7 +11,7 @@ Each message goes through three steps:
    message opening with 'what about', 'how about', 'and', 'also'), the key terms of the previous standalone
    question that the follow-up lacks are put in front of it: ``"<terms>: <follow-up>"``. Key terms are words
    of three or more characters, or with a digit or an inner capital (F1, GPT-4, BERT), that are not stop words
-   (:data:`lit3r.tools.plan.STOP_WORDS`), in order, at most :data:`MAX_TERMS`. The first message of a thread
+   (:data:`lit3r.retrieval.planning.STOP_WORDS`), in order, at most :data:`MAX_TERMS`. The first message of a thread
    is never rewritten.
 2. **Answer.** The agent graph answers the standalone question in the thread. The thread's state is
    checkpointed, so the pool of earlier questions is carried into the new one with decayed scores and
@@ -53,11 +53,11 @@ from lit3r.llm.local_server import local_llm
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer
 from lit3r.prompts.chat import REWRITE_SYSTEM, render_rewrite
+from lit3r.retrieval.planning import STOP_WORDS
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.rerankers.factory import reranker_for_index
 from lit3r.settings import Settings
-from lit3r.tools.plan import STOP_WORDS
 from lit3r.tools.reader.validate import marker_numbers
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.rerankers.factory import reranker_for_index
 
 HISTORY_TURNS = 3
 """Earlier turns the model sees when it rewrites a follow-up."""

@@ -20,10 +20,10 @@ from lit3r.index.corpus_index import CorpusIndex
 from lit3r.llm.budget import Budget
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Chunk, Paper
+from lit3r.retrieval.gate import GateThreshold
+from lit3r.retrieval.planning import Decomposer, GateVerifier, HydeWriter, KeywordDecomposer, Verifier
+from lit3r.retrieval.rerankers import Reranker
 from lit3r.settings import Settings
-from lit3r.tools.gate import GateThreshold
-from lit3r.tools.plan import Decomposer, GateVerifier, HydeWriter, KeywordDecomposer, Verifier
-from lit3r.tools.rerankers import Reranker
 
 if TYPE_CHECKING:
     from lit3r.agent.llm_reader import LLMReader

@@ -1,4 +1,4 @@
-"""LLM versions of the retrieval-round planners of :mod:`lit3r.tools.plan` (seed §2.1.2, Appendix C).
+"""LLM versions of the retrieval-round planners of :mod:`lit3r.retrieval.planning` (seed §2.1.2, Appendix C).
 
 * :class:`LLMDecomposer` writes the round's subqueries; on a failed call it falls back to the question itself.
 * :class:`LLMVerifier` judges the pool's top papers; on a failed call the verdict is "insufficient" with a
@@ -31,7 +31,7 @@ from lit3r.prompts.retrieval import (
     render_verify,
     venue_year_tag,
 )
-from lit3r.tools.plan import PaperEvidence, Verdict
+from lit3r.retrieval.planning import PaperEvidence, Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def clean_subqueries(raw: Iterable[str], previous: Sequence[str], limit: int, ta
 
 
 class LLMDecomposer:
-    """:class:`~lit3r.tools.plan.Decomposer` over an LLM (Figures 3, 4 and 6 of the seed).
+    """:class:`~lit3r.retrieval.planning.Decomposer` over an LLM (Figures 3, 4 and 6 of the seed).
 
     Round 1 asks for ``limit`` subqueries; later rounds show the earlier subqueries and the verifier's missing
     note and accept an empty list (which ends the rounds). A failed call gives ``[question]``.
@@ -123,7 +123,7 @@ class LLMDecomposer:
 
 
 class LLMVerifier:
-    """:class:`~lit3r.tools.plan.Verifier` over an LLM (Figure 5 of the seed).
+    """:class:`~lit3r.retrieval.planning.Verifier` over an LLM (Figure 5 of the seed).
 
     Args:
         llm: the model wrapper.
@@ -172,7 +172,7 @@ class LLMVerifier:
 
 
 class LLMHyde:
-    """:class:`~lit3r.tools.plan.HydeWriter` over an LLM; a failed call returns the query itself."""
+    """:class:`~lit3r.retrieval.planning.HydeWriter` over an LLM; a failed call returns the query itself."""
 
     name = "llm"
 

@@ -8,7 +8,7 @@ multiple-choice question, and an optional paper restriction. Everything else is 
 Several tool calls of one planner turn run in the same step, so every field a tool writes
 has a reducer; none of them is a plain "last value" channel that would reject two writes:
 
-* ``pool`` merges chunk scores by maximum (:func:`lit3r.tools.fusion.merge_pool`): a chunk
+* ``pool`` merges chunk scores by maximum (:func:`lit3r.retrieval.fusion.merge_pool`): a chunk
   found by two subqueries is stored once, with its best score;
 * lists append (``subqueries``, ``verdicts``) or append unseen items (``named_papers``);
 * ``best_reranker_score`` keeps the maximum;
@@ -36,7 +36,7 @@ from langgraph.graph import add_messages
 from typing_extensions import TypedDict
 
 from lit3r.models import Answer, Citation
-from lit3r.tools import fusion
+from lit3r.retrieval import fusion
 from lit3r.tools.reader.validate import MARKER, marker_numbers
 
 POOL_DECAY = 0.5
@@ -101,7 +101,7 @@ class AgentState(InputState, total=False):
     turns: int
     """Planner turns taken for this question."""
     verdicts: Annotated[list[dict[str, Any]], append]
-    """Each verification: a :class:`lit3r.tools.plan.Verdict` as a dict, plus its ``round``."""
+    """Each verification: a :class:`lit3r.retrieval.planning.Verdict` as a dict, plus its ``round``."""
     named_papers: Annotated[list[str], append_unseen]
     """Papers verifiers said hold evidence (Ranking B seeds after the top paper of Ranking A)."""
     best_reranker_score: Annotated[float | None, keep_max]

@@ -26,13 +26,13 @@ from lit3r.grounding.judge import JudgeError
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Answer
 from lit3r.prompts.common import chunk_block, evidence_block, paper_block
-from lit3r.tools import fusion
-from lit3r.tools.gate import passes
-from lit3r.tools.plan import verification_evidence
+from lit3r.retrieval import fusion
+from lit3r.retrieval.gate import passes
+from lit3r.retrieval.planning import verification_evidence
+from lit3r.retrieval.relate import final_ranking, ranking_b
+from lit3r.retrieval.retriever import HYDE_SKIPPED
+from lit3r.retrieval.subquery import retrieve_subquery
 from lit3r.tools.reader import repair_citations, validate_answer
-from lit3r.tools.relate import final_ranking, ranking_b
-from lit3r.tools.retrieve import retrieve_subquery
-from lit3r.tools.retriever import HYDE_SKIPPED
 
 State = Annotated[AgentState, InjectedState]
 CallId = Annotated[str, InjectedToolCallId]

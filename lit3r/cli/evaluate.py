@@ -14,13 +14,13 @@ from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore, file_sha256
 from lit3r.index.build import build_index
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.rerankers.factory import reranker_for_index
 from lit3r.settings import Settings
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.rerankers.factory import reranker_for_index
 
 if TYPE_CHECKING:
     from lit3r.evals.grounding import GroundingEvaluation
-    from lit3r.tools.gate import GateThreshold
+    from lit3r.retrieval.gate import GateThreshold
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate lit3r on benchmark datasets.")
 
@@ -146,10 +146,10 @@ def _answers_report(data: Path, index: CorpusIndex, settings: Settings, bound: R
     ``grounding`` (add the grounding metrics).
     """
     from lit3r.evals.answers import CachedPapers, evaluate_answers, make_answerer
-    from lit3r.evals.calibrate import load_gate
     from lit3r.evals.qasper import load_questions
     from lit3r.evals.qasper_score import load_gold
     from lit3r.llm.client import make_chat_model
+    from lit3r.retrieval.gate import load_gate
 
     setting = "in_paper" if options["in_paper"] else "open_domain"
     questions = [q for q in load_questions(data) if q.paper_id in index.papers and q.annotations]
@@ -283,9 +283,9 @@ def gate(
     --save MODE the threshold is stored, for the settings' reranker, beside the index of the current settings
     both under --home (used by `lit3r ask`) and under the evaluation corpus (used by `eval qasper --answers`).
     """
-    from lit3r.evals.calibrate import best_scores, calibrate, save_gate
+    from lit3r.evals.calibrate import best_scores, calibrate
     from lit3r.evals.qasper import load_questions
-    from lit3r.tools.gate import GateThreshold
+    from lit3r.retrieval.gate import GateThreshold, save_gate
 
     if save not in (None, "f1", "percentile"):
         fail(f"--save takes f1 or percentile, not {save!r}")

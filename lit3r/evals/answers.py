@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
     from lit3r.agent.context import PlannerKind
     from lit3r.index.corpus_index import CorpusIndex
+    from lit3r.retrieval.rerankers import Reranker
     from lit3r.settings import Settings
-    from lit3r.tools.rerankers import Reranker
 
 log = logging.getLogger(__name__)
 

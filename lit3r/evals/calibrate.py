@@ -1,4 +1,4 @@
-"""Calibrate the relevance gate on QASPER and store the threshold with the index settings.
+"""Calibrate the relevance gate on QASPER (storage beside the index: :func:`lit3r.retrieval.gate.save_gate`).
 
 Labels come from QASPER's annotations: a question is unanswerable when every annotator
 marked it so. The score is the best raw reranker score the Lit3R retriever saw for the
@@ -8,20 +8,15 @@ paper with ``in_paper``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from lit3r.evals.qasper import QasperQuestion
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.index.layout import IndexLayout
+from lit3r.retrieval.gate import abstention_metrics, calibrate_f1, calibrate_percentile
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.retriever import Lit3RRetriever
 from lit3r.settings import Settings
-from lit3r.tools.gate import GateThreshold, abstention_metrics, calibrate_f1, calibrate_percentile
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.retriever import Lit3RRetriever
-
-GATE_FILE = "gate.json"
 
 
 @dataclass(frozen=True)
@@ -66,27 +61,3 @@ def calibrate(samples: Sequence[GateSample], percentile: float = 10.0) -> dict[s
             **abstention_metrics(scores, labels, threshold),
         }
     return out
-
-
-def gate_path(settings: Settings) -> Path:
-    """Where the calibrated threshold of an index (one settings key) is stored."""
-    return IndexLayout(settings).root / GATE_FILE
-
-
-def save_gate(settings: Settings, threshold: GateThreshold, reranker: str) -> Path:
-    """Store ``threshold`` with the index settings; it is valid for this reranker only."""
-    path = gate_path(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"reranker": reranker, **threshold.to_dict()}, indent=1), encoding="utf-8")
-    return path
-
-
-def load_gate(settings: Settings) -> GateThreshold | None:
-    """The stored threshold for these settings and their reranker, or None when none was calibrated."""
-    path = gate_path(settings)
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.pop("reranker", None) != settings.reranker:
-        return None
-    return GateThreshold.from_dict(data)

@@ -40,8 +40,8 @@ from lit3r.models import Answer
 if TYPE_CHECKING:
     from lit3r.evals.ragas_metrics import RagasJudge, RagasSample
     from lit3r.index.corpus_index import CorpusIndex
+    from lit3r.retrieval.gate import GateThreshold
     from lit3r.settings import Settings
-    from lit3r.tools.gate import GateThreshold
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,11 @@ from typing import Any
 from lit3r.evals.metrics import QuestionResult, summarise
 from lit3r.evals.qasper import QasperQuestion, evidence_chunks
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools.config import RetrieverSettings
-from lit3r.tools.fusion import best_chunk_per_paper
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.retriever import Lit3RRetriever
-from lit3r.tools.search import rank_chunks
+from lit3r.retrieval.config import RetrieverSettings
+from lit3r.retrieval.fusion import best_chunk_per_paper
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.retriever import Lit3RRetriever
+from lit3r.retrieval.search import rank_chunks
 
 CONFIGURATIONS = (
     "bm25",

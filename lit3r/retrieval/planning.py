@@ -8,7 +8,7 @@ implementations that need no model:
   to three keyword subqueries (rule in :func:`deterministic_subqueries`); later rounds ask
   nothing new, since without a model there is nothing to learn from the missing note.
 * :func:`gate_verifier` / :class:`GateVerifier`: the evidence is sufficient iff the best raw
-  reranker score clears the calibrated relevance gate (:func:`lit3r.tools.gate.passes`).
+  reranker score clears the calibrated relevance gate (:func:`lit3r.retrieval.gate.passes`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools import fusion
-from lit3r.tools.config import RetrieverSettings
-from lit3r.tools.gate import GateThreshold, passes
+from lit3r.retrieval import fusion
+from lit3r.retrieval.config import RetrieverSettings
+from lit3r.retrieval.gate import GateThreshold, passes
 
 
 class Verdict(BaseModel):
@@ -189,7 +189,7 @@ class KeywordDecomposer:
 
 
 def gate_verifier(best_score: float | None, threshold: GateThreshold | float | None) -> Verdict:
-    """Model-free verdict: sufficient iff ``best_score`` passes the gate (:func:`lit3r.tools.gate.passes`).
+    """Model-free verdict: sufficient iff ``best_score`` passes the gate (:func:`lit3r.retrieval.gate.passes`).
 
     No threshold (uncalibrated gate) is always sufficient; no score with a threshold never is.
     It cannot tell papers apart, so ``papers_with_evidence`` is empty (seeds are then the top

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lit3r.retrieval.rerankers.colbert import ColbertReranker
 from lit3r.settings import BM25Settings, EmbedderSettings
-from lit3r.tools.rerankers.colbert import ColbertReranker
 
 if TYPE_CHECKING:
     from lit3r.index.corpus_index import CorpusIndex

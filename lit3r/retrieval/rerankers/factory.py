@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lit3r.tools.rerankers import Reranker
+from lit3r.retrieval.rerankers import Reranker
 
 if TYPE_CHECKING:
     from lit3r.index.corpus_index import CorpusIndex
@@ -41,27 +41,27 @@ def load_reranker(spec: str, **kwargs: Any) -> Reranker | None:
     if spec == "none":
         return None
     if spec == "bi-encoder":
-        from lit3r.tools.rerankers.offline import BiEncoderReranker
+        from lit3r.retrieval.rerankers.offline import BiEncoderReranker
 
         return BiEncoderReranker(**kwargs)
     if spec == "maxsim-minilm":
-        from lit3r.tools.rerankers.offline import minilm_maxsim_reranker
+        from lit3r.retrieval.rerankers.offline import minilm_maxsim_reranker
 
         return minilm_maxsim_reranker(**kwargs)
     if spec == "lexical":
-        from lit3r.tools.rerankers.offline import LexicalReranker
+        from lit3r.retrieval.rerankers.offline import LexicalReranker
 
         return LexicalReranker(**kwargs)
     if spec.startswith("cross-encoder:"):
-        from lit3r.tools.rerankers.cross_encoder import CrossEncoderReranker
+        from lit3r.retrieval.rerankers.cross_encoder import CrossEncoderReranker
 
         return CrossEncoderReranker(_model_of(spec, "cross-encoder:"), **kwargs)
     if spec.startswith("colbert:"):
-        from lit3r.tools.rerankers.colbert import ColbertReranker
+        from lit3r.retrieval.rerankers.colbert import ColbertReranker
 
         return ColbertReranker(_model_of(spec, "colbert:"), **kwargs)
     if spec == "llm":
-        from lit3r.tools.rerankers.llm import LLMPointwiseReranker
+        from lit3r.retrieval.rerankers.llm import LLMPointwiseReranker
 
         chat_model = kwargs.pop("chat_model", None)
         if chat_model is None:
@@ -76,7 +76,7 @@ def reranker_for_index(spec: str, index: CorpusIndex, **kwargs: Any) -> Reranker
     'bi-encoder' uses the index's own chunk encoder and looks passage vectors up in its dense index.
     """
     if spec.strip() == "bi-encoder":
-        from lit3r.tools.rerankers.offline import BiEncoderReranker
+        from lit3r.retrieval.rerankers.offline import BiEncoderReranker
 
         return BiEncoderReranker.from_index(index)
     return load_reranker(spec, **kwargs)

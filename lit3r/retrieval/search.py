@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import ChunkType, Locator
-from lit3r.tools.fusion import rrf
+from lit3r.retrieval.fusion import rrf
 
 SearchMode = Literal["bm25", "dense", "hybrid"]
 
@@ -49,7 +49,7 @@ def rank_chunks(
     raise ValueError(f"unknown search mode {mode!r}; use bm25, dense or hybrid")
 
 
-def search_chunks(
+def search_index(
     index: CorpusIndex,
     query: str,
     mode: SearchMode = "hybrid",

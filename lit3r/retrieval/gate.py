@@ -8,25 +8,38 @@ percentile of the best_rerank_score distribution and needs no [...] labels."
 
 Convention used throughout: a question is *answered* iff ``best_score >= threshold`` and
 *abstains* otherwise. The score is the raw best reranker score of the question (not the
-rank-blended pool score of :func:`lit3r.tools.fusion.blend_rerank`).
+rank-blended pool score of :func:`lit3r.retrieval.fusion.blend_rerank`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+from lit3r.index.layout import IndexLayout
+
+if TYPE_CHECKING:
+    from lit3r.settings import Settings
 
 __all__ = [
     "GateThreshold",
     "abstention_metrics",
     "calibrate_f1",
     "calibrate_percentile",
+    "gate_path",
+    "load_gate",
     "passes",
+    "save_gate",
 ]
+
+GATE_FILE = "gate.json"
+"""The stored threshold, beside the index of the settings it was calibrated for."""
 
 GateMode = Literal["f1", "percentile", "fixed"]
 PositiveClass = Literal["answerable", "abstain"]
@@ -210,3 +223,27 @@ def abstention_metrics(
         "recall": tp / (tp + fn) if tp + fn else None,
         "f1": _f1(tp, fp, fn),
     }
+
+
+def gate_path(settings: Settings) -> Path:
+    """Where the calibrated threshold of an index (one settings key) is stored."""
+    return IndexLayout(settings).root / GATE_FILE
+
+
+def save_gate(settings: Settings, threshold: GateThreshold, reranker: str) -> Path:
+    """Store ``threshold`` with the index settings; it is valid for this reranker only."""
+    path = gate_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"reranker": reranker, **threshold.to_dict()}, indent=1), encoding="utf-8")
+    return path
+
+
+def load_gate(settings: Settings) -> GateThreshold | None:
+    """The stored threshold for these settings and their reranker, or None when none was calibrated."""
+    path = gate_path(settings)
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.pop("reranker", None) != settings.reranker:
+        return None
+    return GateThreshold.from_dict(data)

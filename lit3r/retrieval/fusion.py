@@ -18,11 +18,11 @@ __all__ = [
     "ab_fusion",
     "best_chunk_per_paper",
     "blend_rerank",
-    "coupling_neighbours",
+    "coupling_scores",
+    "fuse_ranking_b",
     "jaccard",
     "merge_pool",
     "rank_papers_by_max",
-    "ranking_b",
     "round_robin",
     "rrf",
     "top_chunks_per_paper",
@@ -293,7 +293,7 @@ def jaccard(a: Collection[str], b: Collection[str]) -> float:
     return len(sa & sb) / union if union else 0.0
 
 
-def coupling_neighbours(
+def coupling_scores(
     seed_refs: Collection[str],
     refs_by_paper: Mapping[str, Collection[str]],
     min_shared: int = 2,
@@ -328,7 +328,7 @@ def coupling_neighbours(
     return [(paper, score) for paper, score, _shared in found]
 
 
-def ranking_b(
+def fuse_ranking_b(
     seeds: Sequence[str],
     neighbours_by_source: Mapping[str, Sequence[Sequence[str]]],
     k: int = 60,

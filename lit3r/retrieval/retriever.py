@@ -2,7 +2,7 @@
 
 :class:`Lit3RRetriever` runs up to ``max_rounds`` rounds. Each round asks the decomposer for
 new subqueries (round 1: the question alone if it gives none), retrieves every subquery
-(:func:`lit3r.tools.retrieve.retrieve_subquery`), merges their chunks into the shared pool
+(:func:`lit3r.retrieval.subquery.retrieve_subquery`), merges their chunks into the shared pool
 (max score per chunk) and asks the verifier for a verdict on the pool's top papers. Rounds
 stop when the verdict is sufficient, when decomposition gives nothing new, or at the limit.
 Ranking A is the pool by paper (max chunk score); Ranking B expands from the top paper of A
@@ -21,9 +21,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools import fusion
-from lit3r.tools.config import RetrieverSettings
-from lit3r.tools.plan import (
+from lit3r.retrieval import fusion
+from lit3r.retrieval.config import RetrieverSettings
+from lit3r.retrieval.planning import (
     Decomposer,
     GateVerifier,
     HydeWriter,
@@ -32,9 +32,9 @@ from lit3r.tools.plan import (
     Verifier,
     verification_evidence,
 )
-from lit3r.tools.relate import final_ranking, ranking_b
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.retrieve import retrieve_subquery
+from lit3r.retrieval.relate import final_ranking, ranking_b
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.subquery import retrieve_subquery
 
 StopReason = Literal["sufficient", "no_new_subqueries", "max_rounds"]
 HYDE_SKIPPED = "HyDE skipped: no language model"
@@ -115,8 +115,8 @@ class Lit3RRetriever:
         index: The corpus index.
         reranker: Chunk reranker; ``None`` keeps retrieval order (as does ``settings.rerank=False``).
         settings: Retriever settings (seed defaults).
-        decomposer: Subquery generator; default :class:`~lit3r.tools.plan.KeywordDecomposer`.
-        verifier: Evidence verifier; default :class:`~lit3r.tools.plan.GateVerifier` without a
+        decomposer: Subquery generator; default :class:`~lit3r.retrieval.planning.KeywordDecomposer`.
+        verifier: Evidence verifier; default :class:`~lit3r.retrieval.planning.GateVerifier` without a
             threshold (always sufficient, so one round).
         hyde: Writes HyDE passages for short subqueries; ``None`` skips HyDE with a trace note.
     """

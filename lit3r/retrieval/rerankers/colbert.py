@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lit3r.tools.rerankers.cross_encoder import resolve_weights
+from lit3r.retrieval.rerankers.cross_encoder import resolve_weights
 
 COLBERT_IR_MARKERS = ("[unused0]", "[unused1]")
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")

@@ -28,10 +28,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools import fusion
-from lit3r.tools.config import CandidateOrder, RetrieverSettings
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.search import rank_chunks
+from lit3r.retrieval import fusion
+from lit3r.retrieval.config import CandidateOrder, RetrieverSettings
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.search import rank_chunks
 
 Scored = list[tuple[str, float]]
 CHUNK_INDEXES = ("bm25_chunks", "dense")

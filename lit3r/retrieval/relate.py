@@ -8,7 +8,7 @@ Per seed, three neighbour lists, each best first and without the seed itself:
 * ``bm25``: paper-level BM25 queried with the first 1,200 characters of the seed's indexed
   text, passed unchanged.
 
-:func:`fusion.ranking_b` merges each source across seeds by round robin, fuses the three by
+:func:`fusion.fuse_ranking_b` merges each source across seeds by round robin, fuses the three by
 RRF (k=60), keeps 100 and puts the seeds first; :func:`final_ranking` is the A/B fusion.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools import fusion
-from lit3r.tools.config import RetrieverSettings
+from lit3r.retrieval import fusion
+from lit3r.retrieval.config import RetrieverSettings
 
 SOURCES = ("paper_vectors", "coupling", "bm25")
 """The three neighbour sources, in fusion order."""
@@ -69,7 +69,7 @@ def coupling_neighbours(
 ) -> list[str]:
     """Bibliographically coupled papers of ``seed`` (Jaccard, at least ``min_shared`` shared refs), best first."""
     refs = refs_by_paper if refs_by_paper is not None else references_by_paper(index)
-    found = fusion.coupling_neighbours(index.citations.references(seed), refs, min_shared=min_shared, exclude=[seed])
+    found = fusion.coupling_scores(index.citations.references(seed), refs, min_shared=min_shared, exclude=[seed])
     return [paper for paper, _score in found]
 
 
@@ -115,7 +115,7 @@ def ranking_b(
     if not known:
         return RankingB(papers=[], seeds=[], neighbours={name: [] for name in SOURCES})
     neighbours = seed_neighbours(index, known, settings, allowed_papers)
-    papers = fusion.ranking_b(known, neighbours, k=settings.rrf_k, limit=settings.ranking_b_limit)
+    papers = fusion.fuse_ranking_b(known, neighbours, k=settings.rrf_k, limit=settings.ranking_b_limit)
     return RankingB(papers=papers, seeds=known, neighbours=neighbours)
 
 
