@@ -12,7 +12,8 @@ from langchain_core.messages import AIMessage
 
 from lit3r.grounding.judge import Judge, JudgeConfigError, JudgeError
 from lit3r.grounding.judges import make_judge
-from lit3r.grounding.judges.llm import LLMJudge, SupportVerdict, yes_probability
+from lit3r.grounding.judges.llm import LLMJudge, SupportVerdict
+from lit3r.llm.logprobs import yes_probability
 from lit3r.llm.wrapper import LLM, ListRecorder
 from lit3r.prompts import grounding as prompts
 from lit3r.prompts.common import placeholders

@@ -11,6 +11,7 @@ planner, the reader, the LLM reranker and the LLM judge all call models through 
 
 from __future__ import annotations
 
+import copy
 import logging
 import random
 import sys
@@ -132,11 +133,31 @@ class LLM:
         budget: Budget | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.model = model
+        self.model: Runnable = model
+        self.base_model = model
+        """The chat model itself (``model`` may be it with call options or tools bound)."""
         self.settings = settings or LLMSettings()
         self.budget = budget
         self._record = recorder.record if isinstance(recorder, Recorder) else recorder
         self._sleep = sleep
+
+    def bind(self, **options: Any) -> LLM:
+        """The same wrapper (settings, recorder, budget) over the model with call ``options`` bound, e.g.
+        ``logprobs=True, top_logprobs=5`` for a judge that reads token probabilities."""
+        other = copy.copy(self)
+        other.model = self.model.bind(**options)
+        return other
+
+    def bind_tools(self, tools: Sequence[Any], **options: Any) -> LLM:
+        """The same wrapper over the chat model with ``tools`` bound (the LLM planner)."""
+        other = copy.copy(self)
+        other.model = self.base_model.bind_tools(tools, **options)
+        return other
+
+    @property
+    def accepts_logprobs(self) -> bool:
+        """Whether the chat model takes OpenAI's ``logprobs`` / ``top_logprobs`` call options."""
+        return "logprobs" in getattr(type(self.base_model), "model_fields", {})
 
     @classmethod
     def from_settings(
@@ -149,10 +170,10 @@ class LLM:
     def model_name(self) -> str:
         """The model's name as configured on the chat model, else its class name."""
         for attribute in ("deployment_name", "model_name", "model"):
-            value = getattr(self.model, attribute, None)
+            value = getattr(self.base_model, attribute, None)
             if isinstance(value, str) and value:
                 return value
-        return type(self.model).__name__
+        return type(self.base_model).__name__
 
     @property
     def structured_method(self) -> StructuredMethod:
@@ -161,7 +182,7 @@ class LLM:
             return self.settings.structured_output
         if self.settings.provider == "local":  # llama.cpp grammar-constrains a forced tool call, not json_schema
             return "function_calling"
-        return "json_schema" if isinstance(self.model, BaseChatOpenAI) else "function_calling"
+        return "json_schema" if isinstance(self.base_model, BaseChatOpenAI) else "function_calling"
 
     def invoke(self, messages: Messages, *, name: str) -> AIMessage:
         """The model's reply to ``messages``; ``name`` labels the call in records and logs.
@@ -204,7 +225,7 @@ class LLM:
     def _bind_schema(self, schema: type[BaseModel], method: StructuredMethod) -> Runnable:
         """The model set up to answer in ``schema`` by ``method``."""
         if method == "function_calling":
-            return self.model.bind_tools([schema], tool_choice=tool_name(schema))
+            return self.base_model.bind_tools([schema], tool_choice=tool_name(schema))
         if method == "json_schema":
             return self.model.bind(response_format=response_format(schema))
         return self.model.bind(response_format={"type": "json_object"})

@@ -64,6 +64,8 @@ RESERVED_TAGS = (
     "turn",
     "answer",
     "follow_up",
+    "passage",
+    "claim",
 )
 """Tag names the prompts use; inside evidence text their angle brackets are escaped."""
 

@@ -8,6 +8,7 @@ from lit3r.retrieval.rerankers import Reranker
 
 if TYPE_CHECKING:
     from lit3r.index.corpus_index import CorpusIndex
+    from lit3r.llm.wrapper import LLM
 
 SPECS = (
     "none",
@@ -27,15 +28,20 @@ def _model_of(spec: str, prefix: str) -> str:
     return model
 
 
-def load_reranker(spec: str, **kwargs: Any) -> Reranker | None:
+def needs_llm(spec: str) -> bool:
+    """Whether the reranker ``spec`` names calls a chat model (then it is built per run, on the run's LLM)."""
+    return spec.strip() == "llm"
+
+
+def load_reranker(spec: str, *, llm: LLM | None = None, **kwargs: Any) -> Reranker | None:
     """The reranker ``spec`` names; ``None`` for 'none' (retrieval keeps its own order).
 
     Specs: 'none', 'bi-encoder', 'maxsim-minilm', 'lexical', 'cross-encoder:<path or name>',
-    'colbert:<path or name>', 'llm' (pass ``chat_model=``). Keyword arguments go to the reranker's
-    constructor. Model weights load on the first score, not here.
+    'colbert:<path or name>', 'llm' (judges with ``llm``, the wrapped chat model). Keyword arguments go to the
+    reranker's constructor. Model weights load on the first score, not here.
 
     Raises:
-        ValueError: unknown spec, a model spec without a model, or 'llm' without ``chat_model``.
+        ValueError: unknown spec, a model spec without a model, or 'llm' without ``llm``.
     """
     spec = spec.strip()
     if spec == "none":
@@ -63,20 +69,20 @@ def load_reranker(spec: str, **kwargs: Any) -> Reranker | None:
     if spec == "llm":
         from lit3r.retrieval.rerankers.llm import LLMPointwiseReranker
 
-        chat_model = kwargs.pop("chat_model", None)
-        if chat_model is None:
-            raise ValueError("reranker spec 'llm' needs a chat model: load_reranker('llm', chat_model=...)")
-        return LLMPointwiseReranker(chat_model, **kwargs)
+        if llm is None:
+            raise ValueError("reranker 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
+        return LLMPointwiseReranker(llm, **kwargs)
     raise ValueError(f"unknown reranker spec {spec!r}; expected one of: {', '.join(SPECS)}")
 
 
-def reranker_for_index(spec: str, index: CorpusIndex, **kwargs: Any) -> Reranker | None:
+def reranker_for_index(spec: str, index: CorpusIndex, *, llm: LLM | None = None, **kwargs: Any) -> Reranker | None:
     """The reranker ``spec`` names, bound to ``index`` where that saves work.
 
-    'bi-encoder' uses the index's own chunk encoder and looks passage vectors up in its dense index.
+    'bi-encoder' uses the index's own chunk encoder and looks passage vectors up in its dense index; 'llm'
+    judges with ``llm``.
     """
     if spec.strip() == "bi-encoder":
         from lit3r.retrieval.rerankers.offline import BiEncoderReranker
 
         return BiEncoderReranker.from_index(index)
-    return load_reranker(spec, **kwargs)
+    return load_reranker(spec, llm=llm, **kwargs)
