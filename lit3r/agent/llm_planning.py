@@ -31,7 +31,8 @@ from lit3r.prompts.retrieval import (
     render_verify,
     venue_year_tag,
 )
-from lit3r.retrieval.planning import PaperEvidence, Verdict
+from lit3r.retrieval.planning import PaperEvidence, Verdict, new_subqueries
+from lit3r.textutil import fold_space
 
 logger = logging.getLogger(__name__)
 
@@ -80,18 +81,11 @@ def _messages(prompt: str) -> list[SystemMessage | HumanMessage]:
 
 
 def clean_subqueries(raw: Iterable[str], previous: Sequence[str], limit: int, tag: str | None) -> list[str]:
-    """Subqueries with spacing folded, the venue tag put in front when missing, empties and repeats (of each
-    other or of ``previous``, case ignored) dropped, at most ``limit``."""
-    seen = {" ".join(q.split()).casefold() for q in previous}
-    out = []
-    for query in raw:
-        query = " ".join(query.split())
-        if query and tag and not query.startswith(tag):
-            query = f"{tag} {query}"
-        if query and query.casefold() not in seen:
-            seen.add(query.casefold())
-            out.append(query)
-    return out[: max(limit, 0)]
+    """Subqueries with the venue tag put in front when missing, then :func:`new_subqueries` (spacing folded,
+    empties and repeats of each other or of ``previous`` dropped, case ignored), at most ``limit``."""
+    folded = [fold_space(q) for q in raw]
+    tagged = [f"{tag} {q}" if q and tag and not q.startswith(tag) else q for q in folded]
+    return new_subqueries(tagged, previous, limit)
 
 
 class LLMDecomposer:

@@ -39,7 +39,7 @@ def chat(
 ) -> None:
     """Chat with the papers: one question per line on stdin ('/exit' or EOF ends); follow-ups are rewritten
     into standalone questions, and the thread (printed first) can be resumed with --thread."""
-    from lit3r.agent.chat import ChatSession
+    from lit3r.app.session import ChatSession
     from lit3r.index.corpus_index import IndexNotBuiltError
     from lit3r.llm.errors import LLMConfigError
 

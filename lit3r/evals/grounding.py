@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lit3r.agent.trace import load_trace
+from lit3r.app.traces import load_trace
 from lit3r.evals.abstention import AbstentionSample, abstention_report
 from lit3r.evals.answers import AnswerRun, strip_markers
 from lit3r.evals.citations import CitedClaim, citation_metrics

@@ -1,7 +1,8 @@
-"""Per-question budget: tokens, money, wall-clock seconds and retrieval rounds.
+"""Per-question budget: tokens, money and wall-clock seconds.
 
 The budget only counts and reports; it never raises. The graph reads :attr:`Budget.exhausted` and, when it
-names a reason, skips further planning and forces the answer step with what it has.
+returns an :class:`Exhaustion`, skips further planning and forces the answer step with what it has. Retrieval
+rounds are not a budget: their one cap is ``settings.retriever.max_rounds``.
 """
 
 from __future__ import annotations
@@ -10,9 +11,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from lit3r.llm.settings import LLMSettings
+
+
+@dataclass(frozen=True)
+class Exhaustion:
+    """Which limit a question's budget has reached, and by how much."""
+
+    kind: Literal["tokens", "cost", "time"]
+    detail: str
+    """E.g. 'tokens: 1200 of 1000 used'."""
 
 
 @dataclass
@@ -21,12 +31,10 @@ class Budget:
 
     max_tokens: int | None = None
     max_seconds: float | None = None
-    max_rounds: int | None = None
     max_cost: float | None = None
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     tokens: int = 0
     cost: float = 0.0
-    rounds: int = 0
     calls: int = 0
     started: float = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
@@ -40,17 +48,10 @@ class Budget:
         llm: LLMSettings,
         *,
         max_seconds: float | None = None,
-        max_rounds: int | None = 3,
         clock: Callable[[], float] = time.monotonic,
     ) -> Budget:
-        """A budget with the token and cost limits of ``llm`` and the given time and round limits."""
-        return cls(
-            max_tokens=llm.token_budget,
-            max_seconds=max_seconds,
-            max_rounds=max_rounds,
-            max_cost=llm.cost_budget,
-            clock=clock,
-        )
+        """A budget with the token and cost limits of ``llm`` and the given time limit."""
+        return cls(max_tokens=llm.token_budget, max_seconds=max_seconds, max_cost=llm.cost_budget, clock=clock)
 
     def charge(self, tokens: int, cost: float = 0.0) -> None:
         """Count one model call that used ``tokens`` (prompt + completion) and cost ``cost``."""
@@ -58,12 +59,6 @@ class Budget:
             self.tokens += tokens
             self.cost += cost
             self.calls += 1
-
-    def complete_round(self) -> int:
-        """Count one finished retrieve-verify round; returns the number of rounds done."""
-        with self._lock:
-            self.rounds += 1
-            return self.rounds
 
     @property
     def elapsed_s(self) -> float:
@@ -76,32 +71,25 @@ class Budget:
         return None if self.max_tokens is None else max(0, self.max_tokens - self.tokens)
 
     @property
-    def exhausted(self) -> str | None:
-        """Why the budget is spent (e.g. ``'tokens: 1200 of 1000 used'``), or None while some is left."""
+    def exhausted(self) -> Exhaustion | None:
+        """Which limit is reached (tokens, then cost, then time), or None while some of each is left."""
         elapsed = self.elapsed_s
         if self.max_tokens is not None and self.tokens >= self.max_tokens:
-            return f"tokens: {self.tokens} of {self.max_tokens} used"
+            return Exhaustion("tokens", f"tokens: {self.tokens} of {self.max_tokens} used")
         if self.max_cost is not None and self.cost >= self.max_cost:
-            return f"cost: {self.cost:.4f} of {self.max_cost:.4f} spent"
+            return Exhaustion("cost", f"cost: {self.cost:.4f} of {self.max_cost:.4f} spent")
         if self.max_seconds is not None and elapsed >= self.max_seconds:
-            return f"time: {elapsed:.1f} s of {self.max_seconds:g} s elapsed"
-        if self.max_rounds is not None and self.rounds >= self.max_rounds:
-            return f"rounds: {self.rounds} of {self.max_rounds} done"
+            return Exhaustion("time", f"time: {elapsed:.1f} s of {self.max_seconds:g} s elapsed")
         return None
 
     def snapshot(self) -> dict[str, Any]:
         """Usage and limits as plain data, for the trace."""
+        exhausted = self.exhausted
         return {
             "tokens": self.tokens,
             "cost": self.cost,
-            "rounds": self.rounds,
             "calls": self.calls,
             "elapsed_s": round(self.elapsed_s, 3),
-            "limits": {
-                "tokens": self.max_tokens,
-                "cost": self.max_cost,
-                "seconds": self.max_seconds,
-                "rounds": self.max_rounds,
-            },
-            "exhausted": self.exhausted,
+            "limits": {"tokens": self.max_tokens, "cost": self.max_cost, "seconds": self.max_seconds},
+            "exhausted": exhausted.detail if exhausted else None,
         }

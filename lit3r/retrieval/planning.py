@@ -23,6 +23,7 @@ from lit3r.index.corpus_index import CorpusIndex
 from lit3r.retrieval import fusion
 from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.gate import GateThreshold, passes
+from lit3r.textutil import fold_key, fold_space
 
 
 class Verdict(BaseModel):
@@ -138,10 +139,6 @@ def _top_words(words: Sequence[str], n: int) -> list[str]:
     return [w for w in words if w in chosen]
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def deterministic_subqueries(question: str, limit: int = 4) -> list[str]:
     """The question plus up to ``limit - 1`` keyword subqueries, without a model.
 
@@ -169,12 +166,24 @@ def deterministic_subqueries(question: str, limit: int = 4) -> list[str]:
     else:
         candidates = [" ".join([*anchors, context]).strip()]
     out = [question]
-    seen = {_normal(question)}
+    seen = {fold_key(question)}
     for candidate in candidates:
-        if candidate and _normal(candidate) not in seen:
-            seen.add(_normal(candidate))
+        if candidate and fold_key(candidate) not in seen:
+            seen.add(fold_key(candidate))
             out.append(candidate)
     return out[:limit]
+
+
+def new_subqueries(proposed: Sequence[str], previous: Sequence[str], limit: int) -> list[str]:
+    """Proposed subqueries not asked before (case and spacing ignored, :func:`lit3r.textutil.fold_key`), their
+    spacing folded, empties and repeats dropped, at most ``limit``: the one dedupe rule of every round."""
+    seen = {fold_key(q) for q in previous}
+    out: list[str] = []
+    for query in (fold_space(q) for q in proposed):
+        if query and fold_key(query) not in seen:
+            seen.add(fold_key(query))
+            out.append(query)
+    return out[: max(limit, 0)]
 
 
 class KeywordDecomposer:

@@ -294,7 +294,7 @@ def _prf_sweep(
     return sweep(index, expanded, settings.depth, allowed_papers, expanded_dense, settings.rrf_k)
 
 
-class _StageClock:
+class StageClock:
     """Milliseconds spent in each named stage, measured lap by lap."""
 
     def __init__(self) -> None:
@@ -329,7 +329,7 @@ def retrieve_subquery(
     """
     if not subquery.strip():
         raise ValueError("the subquery is empty")
-    clock = _StageClock()
+    clock = StageClock()
     original = sweep(index, subquery, settings.depth, allowed_papers, dense_query, settings.rrf_k)
     clock.lap("sweep")
     sweeps, papers = [original], original.fused
