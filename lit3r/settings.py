@@ -91,6 +91,14 @@ class GroundingSettings(BaseModel):
         default=None, description="NLI checkpoint (local path or hub name), e.g. a DeBERTa MNLI cross-encoder."
     )
     threshold: float = Field(default=0.5, ge=0, le=1, description="Least support score (nli, llm) that passes.")
+    min_overlap: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Before any judge: the least share of a claim's content words (stemmed, stop words dropped) "
+        "found in the chunks it cites; its quotes must stand in those chunks and its numbers be stated there in any "
+        "case. 0 turns the word check off.",
+    )
     unsupported: Literal["remove", "mark"] = Field(
         default="remove",
         description="'remove' drops unsupported sentences (and citations no other sentence uses); "

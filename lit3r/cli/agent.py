@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from lit3r.cli.app import app, err, fail, out, state
 from lit3r.models import Answer
@@ -25,13 +26,25 @@ def print_answer(answer: Answer) -> None:
         )
         out.print(f"    “{' '.join(citation.quote.split())}”", highlight=False, markup=False)
     if answer.claims:
-        supported = sum(c.supported for c in answer.claims)
-        acted = [c.action for c in answer.claims if c.action != "kept"]
-        note = f" ({len(acted)} {acted[0]})" if acted else ""
-        out.print(f"[dim]supported: {supported}/{len(answer.claims)} claims{note}[/]", highlight=False)
+        out.print(f"[dim]{escape(verification_line(answer))}[/]", highlight=False)
+    for fallback in answer.fallbacks:
+        err.print(f"[yellow]fell back:[/] {escape(fallback)}", highlight=False)
     if answer.candidate_papers:
         out.print(f"[dim]candidate papers: {', '.join(answer.candidate_papers[:5])}[/]", highlight=False)
     out.print(f"[dim]rounds: {answer.rounds} · trace: {answer.trace_path}[/]", highlight=False)
+
+
+def verification_line(answer: Answer) -> str:
+    """What claim verification found, in words that say what it checked."""
+    supported = sum(c.supported for c in answer.claims)
+    acted = [c.action for c in answer.claims if c.action != "kept"]
+    note = f" ({len(acted)} {acted[0]})" if acted else ""
+    if answer.verified_by == "exact":
+        return (
+            f"quotes checked: {supported}/{len(answer.claims)} claims are verbatim in the chunks they cite{note} "
+            "(whether they answer the question is not judged)"
+        )
+    return f"supported: {supported}/{len(answer.claims)} claims (judge {answer.verified_by}){note}"
 
 
 @app.command()
