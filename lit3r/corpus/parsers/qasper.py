@@ -17,54 +17,28 @@ returns the raw records for the evaluation code.
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lit3r.corpus.parsers import ParseError
+from lit3r.corpus.parsers import ParseError, read_text
+from lit3r.corpus.parsers.jsonstream import iter_json_values
+from lit3r.corpus.textutil import clean_text
 from lit3r.models import Block, Paper, ParsedPaper
 
 _FLOAT_ID = re.compile(r"^\s*(Table|Figure|Fig\.)\s*([0-9]+|[IVX]+)\b", re.IGNORECASE)
 
 
-def read_text(path: Path) -> str:
-    """The file's text, gunzipped when it ends in ``.gz``; clear errors for unreadable files."""
-    try:
-        raw = path.read_bytes()
-        if path.name.endswith(".gz"):
-            raw = gzip.decompress(raw)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise ParseError(path, f"cannot read file: {exc}") from exc
-    text = raw.decode("utf-8", errors="replace")
-    if not text.strip():
-        raise ParseError(path, "file is empty")
-    return text
-
-
-def iter_json_values(text: str, path: Path) -> Iterator[Any]:
-    """Every top-level JSON value in ``text``: one document, or several one after another (JSON lines too)."""
-    decoder = json.JSONDecoder()
-    position, length = 0, len(text)
-    while True:
-        while position < length and text[position].isspace():
-            position += 1
-        if position >= length:
-            return
-        try:
-            value, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            line = text.count("\n", 0, exc.pos) + 1
-            raise ParseError(path, f"malformed JSON at line {line}: {exc.msg}") from exc
-        yield value
-
-
 def read_qasper_records(path: Path) -> dict[str, dict[str, Any]]:
-    """QASPER papers of a file as ``{paper_id: record in the original layout}`` (both layouts accepted)."""
+    """QASPER papers of a file as ``{paper_id: record in the original layout}`` (both layouts accepted).
+
+    Strict, as an evaluation needs the whole file: the first malformed or non-QASPER value is a ParseError.
+    """
     records: dict[str, dict[str, Any]] = {}
-    for value in iter_json_values(read_text(path), path):
+    for entry in iter_json_values(read_text(path)):
+        if entry.error:
+            raise ParseError(path, f"{entry.where}: {entry.error}")
+        value = entry.value
         for item in value if isinstance(value, list) else [value]:
             if not isinstance(item, dict):
                 raise ParseError(path, f"expected JSON objects of papers, found {type(item).__name__}")
@@ -88,6 +62,17 @@ def is_original_mapping(item: dict[str, Any]) -> bool:
     """QASPER's original ``{paper_id: {title, full_text: [...]}}`` mapping."""
     return bool(item) and all(
         isinstance(v, dict) and isinstance(v.get("full_text"), list) and "title" in v for v in item.values()
+    )
+
+
+def looks_like_mapping(item: dict[str, Any]) -> bool:
+    """A mapping of paper ids to QASPER papers, some of which may be damaged: every value is an object and
+    some value has a 'title' or 'full_text' (a paper record has text values: its title, its id)."""
+    values = list(item.values())
+    return (
+        bool(values)
+        and all(isinstance(v, dict) for v in values)
+        and any("full_text" in v or "title" in v for v in values)
     )
 
 
@@ -143,19 +128,20 @@ def to_parsed_paper(paper_id: str, record: dict[str, Any], source: str) -> Parse
     """One QASPER record (original layout) as a ParsedPaper."""
     blocks: list[Block] = []
     for section in record.get("full_text") or []:
-        name = section.get("section_name") or None
+        name = clean_text(section.get("section_name") or "").strip() or None
         for paragraph in section.get("paragraphs") or []:
-            if paragraph and paragraph.strip():
-                blocks.append(Block(type="text", text=paragraph.strip(), section=name))
+            paragraph = clean_text(paragraph or "").strip()
+            if paragraph:
+                blocks.append(Block(type="text", text=paragraph, section=name))
     for item in record.get("figures_and_tables") or []:
-        caption = (item.get("caption") or "").strip()
+        caption = clean_text(item.get("caption") or "").strip()
         if caption:
             kind, object_id = float_id(caption)
             blocks.append(Block(type=kind, text=caption, object_id=object_id, section=None))
     paper = Paper(
         id=str(paper_id),
-        title=(record.get("title") or "").strip() or str(paper_id),
-        abstract=(record.get("abstract") or "").strip(),
+        title=clean_text(record.get("title") or "").strip() or str(paper_id),
+        abstract=clean_text(record.get("abstract") or "").strip(),
         source=source,
         source_format="qasper",
     )
