@@ -12,15 +12,13 @@ from rich.progress import Progress
 from lit3r.cli.app import err, fail, out, state
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore, file_sha256
-from lit3r.index.build import build_index
-from lit3r.index.corpus_index import CorpusIndex
 from lit3r.settings import Settings
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.rerankers.factory import reranker_for_index
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the index and reranker modules load torch: imported where used, so `lit3r` starts fast
     from lit3r.evals.grounding import GroundingEvaluation
+    from lit3r.index.corpus_index import CorpusIndex
     from lit3r.tools.gate import GateThreshold
+    from lit3r.tools.rerankers import Reranker
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate lit3r on benchmark datasets.")
 
@@ -234,6 +232,9 @@ def _grounding_summary(report: dict) -> list[str]:
 
 def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
     """Ingest and index a dataset file's papers under their own home; reused while unchanged."""
+    from lit3r.index.build import build_index
+    from lit3r.index.corpus_index import CorpusIndex
+
     if not data.is_file():
         fail(f"{data}: no such file")
     settings = eval_settings(state.settings, data)
@@ -247,6 +248,8 @@ def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
 
 
 def _reranker(spec: str, index: CorpusIndex, required: bool = True) -> Reranker | None:
+    from lit3r.tools.rerankers.factory import reranker_for_index
+
     try:
         reranker = reranker_for_index(spec, index)
     except ValueError as exc:
