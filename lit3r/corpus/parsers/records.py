@@ -57,14 +57,7 @@ def parse_records(
 ) -> list[ParsedPaper]:
     """Every paper in a JSON or JSON-lines file; records that cannot be read are reported to ``on_skip``."""
     path = Path(path)
-    papers: list[ParsedPaper] = []
-    problems: list[str] = []
-    for where, item in _records(read_text(path, limits), problems):
-        for make in _readers(item, str(path)):
-            try:
-                papers.append(make())
-            except RecordError as exc:
-                problems.append(f"{where}: {exc}")
+    papers, problems = records_from_text(read_text(path, limits), str(path))
     if not papers:
         shown = "; ".join(problems[:SHOWN_PROBLEMS])
         more = f" (and {len(problems) - SHOWN_PROBLEMS} more)" if len(problems) > SHOWN_PROBLEMS else ""
@@ -75,6 +68,19 @@ def parse_records(
         else:
             log.warning("%s: skipped %s", path, problem)
     return papers
+
+
+def records_from_text(text: str, source: str) -> tuple[list[ParsedPaper], list[str]]:
+    """The papers of a JSON text and one message per record that could not become a paper."""
+    papers: list[ParsedPaper] = []
+    problems: list[str] = []
+    for where, item in _records(text, problems):
+        for make in _readers(item, source):
+            try:
+                papers.append(make())
+            except RecordError as exc:
+                problems.append(f"{where}: {exc}")
+    return papers, problems
 
 
 def _records(text: str, problems: list[str]) -> Iterator[tuple[str, Any]]:

@@ -50,6 +50,31 @@ class QasperPaper(_Lenient):
     figures_and_tables: Items[QasperFloat] = Field(default_factory=list)
 
 
+class QasperQuestion(_Lenient):
+    """One question of QASPER's original layout (only what the evaluations read is checked)."""
+
+    question: str
+    question_id: str
+    answers: Items[dict[str, Any]] = Field(default_factory=list)
+
+
+class QasperQuestions(_Lenient):
+    qas: Items[QasperQuestion] = Field(default_factory=list)
+
+
+class HFAnswers(_Lenient):
+    answer: Items[dict[str, Any]] = Field(default_factory=list)
+    annotation_id: list[str | None] = Field(default_factory=list)
+
+
+class HFQuestions(_Lenient):
+    """QASPER's questions in the Hugging Face column layout."""
+
+    question: list[str] = Field(default_factory=list)
+    question_id: list[str] = Field(default_factory=list)
+    answers: list[HFAnswers] = Field(default_factory=list)
+
+
 class HFFullText(_Lenient):
     section_name: list[str | None] = Field(default_factory=list)
     paragraphs: list[list[str | None]]
