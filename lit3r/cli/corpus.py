@@ -92,8 +92,7 @@ def index() -> None:
         except EmptyCorpusError as exc:
             fail(str(exc))
         except OSError as exc:  # a full disk, a quota, a read-only folder: the generation in use is untouched
-            where = f" ({exc.filename})" if exc.filename else ""
-            fail(f"the index build stopped: {exc.strerror or exc}{where}; the index in use (if any) is unchanged")
+            fail(f"the index build stopped: {_disk_problem(exc, state.settings.home)}; the index in use is unchanged")
     if report.up_to_date:
         out.print(f"index up to date: {report.papers} papers, {report.chunks} chunks ({report.generation})")
         return
@@ -102,6 +101,19 @@ def index() -> None:
         f"indexed {report.papers} papers, {report.chunks} chunks "
         f"({report.chunks_embedded} embedded, {report.chunks_reused} reused) in {report.generation}\n{timing}"
     )
+
+
+def _disk_problem(exc: OSError, home: Path) -> str:
+    """What went wrong writing under ``home``, with the space left on its disk (numpy's short writes carry
+    no errno, so the free space is what says the disk is full)."""
+    import shutil
+
+    where = f" ({exc.filename})" if exc.filename else ""
+    try:
+        free = f"; {shutil.disk_usage(home).free / 1e6:,.1f} MB free under {home}"
+    except OSError:
+        free = ""
+    return f"{exc.strerror or exc}{where}{free}"
 
 
 @app.command()

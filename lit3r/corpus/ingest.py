@@ -64,7 +64,7 @@ def ingest(
         _ingest_file(path.resolve(), store, report, rules, force=force)
         if on_file:
             on_file(path)
-    if report.did_work:
+    if report.did_work or store.references_stale():  # stale: an earlier ingest was stopped before resolving
         report.references_resolved = resolve_corpus_references(store)
     return report
 
@@ -183,4 +183,5 @@ def resolve_corpus_references(store: CorpusStore) -> int:
     changed = [p for p in parsed if [r.resolved_id for r in p.paper.references] != before[p.paper.id]]
     if changed:
         store.update_papers(changed)
+    store.mark_references_resolved()
     return resolved

@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS papers (
     data TEXT NOT NULL             -- ParsedPaper as JSON
 );
 CREATE INDEX IF NOT EXISTS papers_source ON papers(source);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,          -- 'references_stale': papers changed since references were last resolved
+    value TEXT NOT NULL
+);
 """
 
 
@@ -123,6 +127,7 @@ class CorpusStore:
                 "INSERT OR REPLACE INTO sources VALUES (?, ?, 'ok', NULL, ?, ?)",
                 (path, sha256, json.dumps([p.paper.id for p in papers]), _now()),
             )
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('references_stale', '1')")
 
     def record_error(self, path: str, sha256: str, error: str) -> None:
         """Remember a file that could not be ingested (its earlier papers, if any, stay)."""
@@ -132,6 +137,14 @@ class CorpusStore:
                 "INSERT OR REPLACE INTO sources VALUES (?, ?, 'error', ?, ?, ?)",
                 (path, sha256, error, json.dumps(previous.paper_ids if previous else []), _now()),
             )
+
+    def references_stale(self) -> bool:
+        """True when papers changed after references were last resolved (e.g. an ingest killed before that)."""
+        return self._db.execute("SELECT 1 FROM meta WHERE key = 'references_stale'").fetchone() is not None
+
+    def mark_references_resolved(self) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM meta WHERE key = 'references_stale'")
 
     def update_papers(self, papers: Iterable[ParsedPaper]) -> None:
         """Rewrite papers in place (e.g. after reference resolution)."""
