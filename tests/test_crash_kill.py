@@ -167,8 +167,11 @@ def test_kill_index_at_random_moments(index_base, tmp_path: Path, monkeypatch: p
         layout = IndexLayout(settings)
         before = layout.current()
         previous_texts = {text_hash(c.text) for c in CorpusIndex(before, settings).chunks}
-        killed += _kill_after(_start(["--home", str(home), "index"]), rng.uniform(0, duration))
-        OUTCOMES[_outcome(layout, before)] += 1
+        if _kill_after(_start(["--home", str(home), "index"]), rng.uniform(0, 0.7 * duration)):
+            killed += 1
+            OUTCOMES[_outcome(layout, before)] += 1
+        else:
+            OUTCOMES["finished before the kill"] += 1
         served = _assert_served_index_whole(settings)
         store_sources = _assert_store_whole(home)
         assert store_sources
@@ -185,8 +188,10 @@ def test_kill_index_at_random_moments(index_base, tmp_path: Path, monkeypatch: p
         assert report.chunks == len(_assert_served_index_whole(settings).chunks)
         assert list(layout.root.glob("tmp-*")) == [] and len(list(layout.root.glob("gen-*"))) == 1
         shutil.rmtree(home)
-    assert killed >= INDEX_RUNS - 1, "the kills should land while the build runs"
     print(f"\nindex kills: {dict(OUTCOMES)}")
+    assert killed >= 0.6 * INDEX_RUNS, "most kills should land while the build runs"
+    if INDEX_RUNS >= 10:
+        assert len(OUTCOMES) >= 3, OUTCOMES  # the kills landed in different stages
 
 
 @pytest.fixture(scope="module")
@@ -210,10 +215,12 @@ def ingest_base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
 def test_kill_ingest_at_random_moments(ingest_base, tmp_path: Path) -> None:
     papers, duration = ingest_base
     rng = random.Random(777)
+    stored_at_kill = []
     for run in range(INGEST_RUNS):
         home = tmp_path / f"run-{run:02d}"
         _kill_after(_start(["--home", str(home), "ingest", str(papers)]), rng.uniform(0, duration))
         recorded = _assert_store_whole(home) if (home / "corpus.sqlite").exists() else {}
+        stored_at_kill.append(len(recorded))
         with CorpusStore(home) as store:
             report = ingest([papers], store)  # the next run completes
             assert sorted(report.unchanged) == sorted(recorded)  # what the killed run stored is not parsed again
@@ -223,6 +230,7 @@ def test_kill_ingest_at_random_moments(ingest_base, tmp_path: Path) -> None:
             demo = store.get("demo-benchmark")
             assert demo is not None and any(r.resolved_id for r in demo.paper.references)
         _assert_store_whole(home)
+    print(f"\ningest kills: files stored when killed (of 308): {stored_at_kill}")
 
 
 def test_references_resolve_after_an_ingest_stopped_before_resolving(tmp_path: Path, monkeypatch) -> None:
