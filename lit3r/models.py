@@ -143,6 +143,10 @@ def chunk_id(paper_id: str, ordinal: int) -> str:
     return f"{paper_id}::c{ordinal:04d}"
 
 
+ABSTENTION = "Insufficient evidence: the indexed papers do not contain a passage that answers this question."
+"""The text of every abstaining answer, whichever reader abstained (the one sentinel callers may test for)."""
+
+
 class Citation(BaseModel):
     """One numbered citation of an answer: the chunk it points at and the verbatim text it relies on."""
 
@@ -184,10 +188,17 @@ class Answer(BaseModel):
     )
 
 
+EventType = Literal[
+    "node", "tool", "llm", "ranking", "verdict", "decompose", "hyde", "read", "verify", "rewrite", "note"
+]
+"""What a trace event records: a graph node's turn, a tool call, a model call, a ranking, a verification verdict,
+a decomposition, a HyDE passage, the reader's step, claim verification, a chat rewrite, or an instant note."""
+
+
 class TraceEvent(BaseModel):
     """One step of an answer's trace: a node, a tool call, a model call, a ranking or a verdict."""
 
-    type: str = Field(description="'node', 'tool', 'llm', 'ranking', 'verdict' or 'note'.")
+    type: EventType = Field(description="The kind of step (see :data:`EventType`).")
     name: str = Field(description="Node, tool or step name.")
     round: int | None = Field(default=None, description="Retrieval round (1-based) the step belongs to.")
     started_at: str = Field(description="ISO 8601 UTC start time.")

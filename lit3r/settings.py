@@ -20,8 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
-from lit3r.agent.llm_settings import LLMSettings
-from lit3r.tools.config import RetrieverSettings
+from lit3r.llm.settings import LLMSettings
+from lit3r.retrieval.config import RetrieverSettings
 
 
 class ChunkerSettings(BaseModel):

@@ -1,16 +1,25 @@
-"""Shared fixtures: a fast deterministic encoder double and small corpora written by the tests."""
+"""Shared fixtures: the shared-data guard, the hashing encoder in place of model loads, settings, the test corpora.
+
+Builders live in ``tests/fakes/`` (scripted models, servers, indexes, corpora); tests import them from there,
+never from another test module.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pytest
 
 from lit3r.settings import Settings
+
+from fakes.corpus import eight_papers
+from fakes.encoders import HashingEncoder
+from fakes.index import MemoryIndex, built_index
+from fakes.qasper import qasper_paper, write_qasper
+
+__all__ = ["HashingEncoder", "qasper_paper", "shared", "write_qasper"]  # older tests import these from here
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
@@ -21,32 +30,6 @@ def shared(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"needs the shared data folder: {path}")
     return path
-
-
-class HashingEncoder:
-    """Bag-of-words vectors by feature hashing: deterministic, instant, good enough to test plumbing."""
-
-    paper_separator = ". "
-
-    def __init__(self, dim: int = 64, name: str = "test-hashing") -> None:
-        self.dim = dim
-        self.name = name
-        self.calls: list[int] = []
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(len(texts))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in re.findall(r"\w+", text.lower()):
-                out[row, int(hashlib.md5(token.encode()).hexdigest(), 16) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
-
-    def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        return self._encode(list(texts))
-
-    def encode_queries(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        return self._encode(list(texts))
 
 
 @pytest.fixture
@@ -64,17 +47,34 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(home=tmp_path / "home")
 
 
-def write_qasper(path: Path, papers: dict[str, dict]) -> Path:
-    """Write a QASPER original-layout file."""
-    path.write_text(json.dumps(papers), encoding="utf-8")
-    return path
+@pytest.fixture(scope="module")
+def memory_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
+    """The eight test papers (fakes.corpus) in memory: no built index."""
+    folder = tmp_path_factory.mktemp("memory")
+    return MemoryIndex(eight_papers(folder / "papers.jsonl"), Settings(home=folder / "home"))
 
 
-def qasper_paper(title: str, paragraphs: list[tuple[str, list[str]]], abstract: str = "An abstract.") -> dict:
-    return {
-        "title": title,
-        "abstract": abstract,
-        "full_text": [{"section_name": name, "paragraphs": paras} for name, paras in paragraphs],
-        "qas": [],
-        "figures_and_tables": [{"caption": "Table 1: Results on the test set.", "file": "t1.png"}],
-    }
+@pytest.fixture(scope="module")
+def disk_index(tmp_path_factory: pytest.TempPathFactory):
+    """The eight test papers ingested and indexed on disk (store, generations, manifest)."""
+    folder = tmp_path_factory.mktemp("disk")
+    return built_index(folder / "home", eight_papers(folder / "papers.jsonl"))
+
+
+@pytest.fixture
+def spy_calls(monkeypatch: pytest.MonkeyPatch) -> Callable[[object, str], list[tuple]]:
+    """``spy_calls(obj, "method")`` wraps the method for this test; the list it returns fills with each call's
+    (args, kwargs)."""
+
+    def spy_on(obj: object, method: str) -> list[tuple]:
+        calls: list[tuple] = []
+        original = getattr(obj, method)
+
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            calls.append((args, kwargs))
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(obj, method, spy)
+        return calls
+
+    return spy_on

@@ -1,11 +1,11 @@
-"""LLM versions of the retrieval-round planners of :mod:`lit3r.tools.plan` (seed §2.1.2, Appendix C).
+"""LLM versions of the retrieval-round planners of :mod:`lit3r.retrieval.planning` (seed §2.1.2, Appendix C).
 
 * :class:`LLMDecomposer` writes the round's subqueries; on a failed call it falls back to the question itself.
 * :class:`LLMVerifier` judges the pool's top papers; on a failed call the verdict is "insufficient" with a
   'verifier failed' note, so the rounds go on (or stop at the round limit) instead of crashing.
 * :class:`LLMHyde` writes a hypothetical passage for a short query; on a failed call the query is used as is.
 
-Each asks :meth:`LLM.structured` for a pydantic schema; only :class:`~lit3r.agent.llm.LLMError` is caught. Every
+Each asks :meth:`LLM.structured` for a pydantic schema; only :class:`~lit3r.llm.errors.LLMError` is caught. Every
 fallback is logged and, when a recorder is given, recorded as a ``note`` event for the trace.
 """
 
@@ -19,7 +19,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from lit3r.agent.llm import LLM, LLMError
+from lit3r.llm.errors import LLMError
+from lit3r.llm.wrapper import LLM
 from lit3r.models import Chunk, Paper
 from lit3r.prompts.common import RETRIEVER_SYSTEM, AnswerSpec
 from lit3r.prompts.retrieval import (
@@ -30,7 +31,8 @@ from lit3r.prompts.retrieval import (
     render_verify,
     venue_year_tag,
 )
-from lit3r.tools.plan import PaperEvidence, Verdict
+from lit3r.retrieval.planning import PaperEvidence, Verdict, new_subqueries
+from lit3r.textutil import fold_space
 
 logger = logging.getLogger(__name__)
 
@@ -79,22 +81,15 @@ def _messages(prompt: str) -> list[SystemMessage | HumanMessage]:
 
 
 def clean_subqueries(raw: Iterable[str], previous: Sequence[str], limit: int, tag: str | None) -> list[str]:
-    """Subqueries with spacing folded, the venue tag put in front when missing, empties and repeats (of each
-    other or of ``previous``, case ignored) dropped, at most ``limit``."""
-    seen = {" ".join(q.split()).casefold() for q in previous}
-    out = []
-    for query in raw:
-        query = " ".join(query.split())
-        if query and tag and not query.startswith(tag):
-            query = f"{tag} {query}"
-        if query and query.casefold() not in seen:
-            seen.add(query.casefold())
-            out.append(query)
-    return out[: max(limit, 0)]
+    """Subqueries with the venue tag put in front when missing, then :func:`new_subqueries` (spacing folded,
+    empties and repeats of each other or of ``previous`` dropped, case ignored), at most ``limit``."""
+    folded = [fold_space(q) for q in raw]
+    tagged = [f"{tag} {q}" if q and tag and not q.startswith(tag) else q for q in folded]
+    return new_subqueries(tagged, previous, limit)
 
 
 class LLMDecomposer:
-    """:class:`~lit3r.tools.plan.Decomposer` over an LLM (Figures 3, 4 and 6 of the seed).
+    """:class:`~lit3r.retrieval.planning.Decomposer` over an LLM (Figures 3, 4 and 6 of the seed).
 
     Round 1 asks for ``limit`` subqueries; later rounds show the earlier subqueries and the verifier's missing
     note and accept an empty list (which ends the rounds). A failed call gives ``[question]``.
@@ -122,7 +117,7 @@ class LLMDecomposer:
 
 
 class LLMVerifier:
-    """:class:`~lit3r.tools.plan.Verifier` over an LLM (Figure 5 of the seed).
+    """:class:`~lit3r.retrieval.planning.Verifier` over an LLM (Figure 5 of the seed).
 
     Args:
         llm: the model wrapper.
@@ -171,7 +166,7 @@ class LLMVerifier:
 
 
 class LLMHyde:
-    """:class:`~lit3r.tools.plan.HydeWriter` over an LLM; a failed call returns the query itself."""
+    """:class:`~lit3r.retrieval.planning.HydeWriter` over an LLM; a failed call returns the query itself."""
 
     name = "llm"
 

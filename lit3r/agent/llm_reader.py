@@ -22,10 +22,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from lit3r.agent.llm import LLM, LLMError
 from lit3r.agent.llm_planning import NoteRecorder, note, record
-from lit3r.models import Answer, Chunk, Citation, Paper
-from lit3r.prompts.common import INSUFFICIENT, READER_SYSTEM, AnswerSpec
+from lit3r.llm.errors import LLMError
+from lit3r.llm.wrapper import LLM
+from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Paper
+from lit3r.prompts.common import READER_SYSTEM, AnswerSpec
 from lit3r.prompts.reader import (
     FINAL_CLOSE,
     FINAL_OPEN,
@@ -228,7 +229,7 @@ def to_answer(
     first use, each with a verbatim quote (the matching fact's quote when the chunk holds it). The chosen option
     is given as its text, like the extractive reader gives it (its letter is the key of ``spec.options``)."""
     if not synthesis.sufficient:
-        return Answer(question=question, text=INSUFFICIENT, sufficient=False, candidate_papers=list(ranking))
+        return Answer(question=question, text=ABSTENTION, sufficient=False, candidate_papers=list(ranking))
     numbers: dict[str, int] = {}
     for chunk_id in cited_ids(synthesis.answer):
         numbers.setdefault(chunk_id, len(numbers) + 1)
@@ -312,7 +313,7 @@ class LLMReader:
         if verdicts and all(v.error for v in verdicts):
             return self._fallback(question, chunks, spec, verdicts, "stage 1 failed for every paper")
         if not accepted:
-            abstain = Answer(question=question, text=INSUFFICIENT, sufficient=False, candidate_papers=ranking)
+            abstain = Answer(question=question, text=ABSTENTION, sufficient=False, candidate_papers=ranking)
             return ReaderResult(abstain, verdicts)
         return self.synthesize(question, accepted, by_paper, chunks, spec, verdicts, ranking)
 

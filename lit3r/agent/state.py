@@ -8,11 +8,17 @@ multiple-choice question, and an optional paper restriction. Everything else is 
 Several tool calls of one planner turn run in the same step, so every field a tool writes
 has a reducer; none of them is a plain "last value" channel that would reject two writes:
 
-* ``pool`` merges chunk scores by maximum (:func:`lit3r.tools.fusion.merge_pool`): a chunk
+* ``pool`` merges chunk scores by maximum (:func:`lit3r.retrieval.fusion.merge_pool`): a chunk
   found by two subqueries is stored once, with its best score;
 * lists append (``subqueries``, ``verdicts``) or append unseen items (``named_papers``);
 * ``best_reranker_score`` keeps the maximum;
+* ``changes`` counts the tool calls that changed what the final papers depend on (the pool, the named papers);
 * rankings and the answer are replaced by the latest write.
+
+The control flow is in the state, not in the messages: ``phase`` says whether the planner is still planning
+('plan'), the answer path runs ('answer': expand if stale, synthesize, finish) or the question is done; why
+retrieval stopped is ``stop_reason`` (one vocabulary, :data:`StopReason`) with a ``stop_detail``; the final
+papers are stale when ``expanded_at`` (the ``changes`` count they were computed at) is behind ``changes``.
 
 Writing ``None`` resets a field (the start of a new question in a chat thread). All values
 are plain JSON data (chunk ids, scores, dicts), so a checkpointer can store the state.
@@ -29,20 +35,35 @@ Two fields outlive a question of a chat thread (a thread's state is checkpointed
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any, NotRequired, TypeVar
+from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph import add_messages
 from typing_extensions import TypedDict
 
 from lit3r.models import Answer, Citation
-from lit3r.tools import fusion
+from lit3r.retrieval import fusion
 from lit3r.tools.reader.validate import MARKER, marker_numbers
 
 POOL_DECAY = 0.5
 """Factor applied to the pool scores of earlier questions when a thread's next question starts."""
 
 T = TypeVar("T")
+Phase = Literal["plan", "answer", "done"]
+"""'plan': the planner is choosing tool calls; 'answer': the answer path runs; 'done': the answer is final."""
+StopReason = Literal[
+    "sufficient",
+    "no_new_subqueries",
+    "max_rounds",
+    "budget",
+    "turn_limit",
+    "planner_answered",
+    "planner_stopped",
+    "planner_failed",
+]
+"""Why retrieval stopped: the verdict was sufficient; decomposition gave nothing new; the round cap; the budget
+(tokens, cost or time: ``stop_detail`` says which); the planner-turn guard; the LLM planner called
+synthesize_answer itself, stopped calling tools without an answer, or its model call failed."""
 PoolUpdate = Mapping[str, float] | Iterable[tuple[str, float]] | None
 
 
@@ -62,6 +83,11 @@ def append(current: list[T] | None, update: list[T] | None) -> list[T]:
 def append_unseen(current: list[T] | None, update: list[T] | None) -> list[T]:
     """Append the items of ``update`` not already in the list, in order; ``None`` empties it."""
     return [] if update is None else list(dict.fromkeys([*(current or []), *update]))
+
+
+def count(current: int | None, update: int | None) -> int:
+    """Add ``update`` to the count; ``None`` resets it to 0."""
+    return 0 if update is None else (current or 0) + update
 
 
 def keep_max(current: float | None, update: float | None) -> float | None:
@@ -100,8 +126,10 @@ class AgentState(InputState, total=False):
     """Retrieval rounds started (a planner turn that issues ``search_chunks`` calls starts one)."""
     turns: int
     """Planner turns taken for this question."""
+    last_calls: list[str]
+    """Tool names of the planner's last turn (the fixed planner's place in its sequence)."""
     verdicts: Annotated[list[dict[str, Any]], append]
-    """Each verification: a :class:`lit3r.tools.plan.Verdict` as a dict, plus its ``round``."""
+    """Each verification: a :class:`lit3r.retrieval.planning.Verdict` as a dict, plus its ``round``."""
     named_papers: Annotated[list[str], append_unseen]
     """Papers verifiers said hold evidence (Ranking B seeds after the top paper of Ranking A)."""
     best_reranker_score: Annotated[float | None, keep_max]
@@ -116,8 +144,16 @@ class AgentState(InputState, total=False):
     """A/B fusion: the reader's papers, best first; None until ``expand_neighbors`` ran."""
     answer: Annotated[dict[str, Any] | None, replace]
     """The :class:`lit3r.models.Answer` as a dict, once ``synthesize_answer`` ran."""
-    stop_reason: str | None
-    """Why retrieval stopped: 'sufficient', 'no_new_subqueries', 'max_rounds', 'budget: ...', 'planner: ...'."""
+    phase: Phase
+    """Where the question is (see the module docstring)."""
+    changes: Annotated[int, count]
+    """Tool calls so far that changed the pool or the named papers (what the final papers are computed from)."""
+    expanded_at: int | None
+    """``changes`` when ``expand_neighbors`` last ran (None: never); behind ``changes`` means stale final papers."""
+    stop_reason: StopReason | None
+    """Why retrieval stopped (None while planning)."""
+    stop_detail: str | None
+    """What the stop reason does not say: which budget ran out, the model error, the turn count."""
     citation_numbers: Annotated[dict[str, int], replace]
     """Chunk id -> its citation number in this thread; kept across questions (see :func:`stable_numbers`)."""
 
@@ -129,6 +165,7 @@ def question_reset() -> dict[str, Any]:
         "subqueries": None,
         "round": 0,
         "turns": 0,
+        "last_calls": [],
         "verdicts": None,
         "named_papers": None,
         "best_reranker_score": None,
@@ -137,7 +174,11 @@ def question_reset() -> dict[str, Any]:
         "ranking_b": None,
         "final_papers": None,
         "answer": None,
+        "phase": "plan",
+        "changes": None,
+        "expanded_at": None,
         "stop_reason": None,
+        "stop_detail": None,
     }
 
 

@@ -53,9 +53,9 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Answer a question with inline citations [n], the cited chunks with locators, and a trace."""
-    from lit3r.agent.api import ask as run_ask
-    from lit3r.agent.llm import LLMConfigError
+    from lit3r.app.ask import ask as run_ask
     from lit3r.index.corpus_index import IndexNotBuiltError
+    from lit3r.llm.errors import LLMConfigError
 
     if planner not in ("fixed", "llm"):
         fail(f"unknown planner {planner!r}: use fixed or llm")
@@ -87,8 +87,7 @@ def trace_show(
     trace_id: Annotated[str, typer.Argument(help="A trace id (file name without .json) or a trace file path.")],
 ) -> None:
     """Render a trace as a readable timeline."""
-    from lit3r.agent.api import trace_path
-    from lit3r.agent.trace import render_timeline
+    from lit3r.app.traces import render_timeline, trace_path
 
     path = Path(trace_id)
     if not path.is_file():

@@ -39,9 +39,9 @@ def chat(
 ) -> None:
     """Chat with the papers: one question per line on stdin ('/exit' or EOF ends); follow-ups are rewritten
     into standalone questions, and the thread (printed first) can be resumed with --thread."""
-    from lit3r.agent.chat import ChatSession
-    from lit3r.agent.llm import LLMConfigError
+    from lit3r.app.session import ChatSession
     from lit3r.index.corpus_index import IndexNotBuiltError
+    from lit3r.llm.errors import LLMConfigError
 
     if planner not in ("fixed", "llm"):
         fail(f"unknown planner {planner!r}: use fixed or llm")

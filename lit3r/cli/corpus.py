@@ -126,11 +126,11 @@ def search(
 ) -> None:
     """Rank chunks for a query and show them with their locators."""
     from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
-    from lit3r.tools.search import search_chunks
+    from lit3r.retrieval.search import search_index
 
     existing_home()
     try:
-        hits = search_chunks(CorpusIndex.open(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
+        hits = search_index(CorpusIndex.open(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
     except (IndexNotBuiltError, ValueError) as exc:
         fail(str(exc))
     if as_json:

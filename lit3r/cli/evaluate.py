@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import Progress
@@ -14,11 +16,11 @@ from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore, file_sha256
 from lit3r.settings import Settings
 
-if TYPE_CHECKING:  # the index and reranker modules load torch: imported where used, so `lit3r` starts fast
+if TYPE_CHECKING:  # the index modules load torch: imported where used, so `lit3r` starts fast
+    from lit3r.app.session import Session
     from lit3r.evals.grounding import GroundingEvaluation
     from lit3r.index.corpus_index import CorpusIndex
-    from lit3r.tools.gate import GateThreshold
-    from lit3r.tools.rerankers import Reranker
+    from lit3r.retrieval.gate import GateThreshold
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate lit3r on benchmark datasets.")
 
@@ -67,8 +69,8 @@ def qasper(
     {"retrieval": ..., "answers": ...}. The file's papers are ingested and indexed under
     <home>/evals/<file hash>/ (reused when unchanged).
     """
-    from lit3r.agent.local_server import local_llm
     from lit3r.evals.retrieval import CONFIGURATIONS
+    from lit3r.llm.local_server import local_llm
 
     if not retrieval and not answers:
         fail("choose what to evaluate: --retrieval, --answers or both")
@@ -83,22 +85,20 @@ def qasper(
     if answers and planner == "llm" and not state.settings.llm.enabled:
         fail("planner 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
     index, settings = _eval_index(data)
-    spec = reranker or settings.reranker
-    bound = _reranker(spec, index, required=False)
+    settings = settings.model_copy(update={"reranker": reranker or settings.reranker})  # the gate is per reranker
+    options = {
+        "in_paper": in_paper,
+        "planner": planner,
+        "limit": limit,
+        "predictions": predictions,
+        "grounding": grounding,
+    }
     document: dict = {}
-    if retrieval:
-        document["retrieval"] = _retrieval_report(data, index, settings, names, bound, spec, limit)
-    if answers:
-        options = {
-            "in_paper": in_paper,
-            "planner": planner,
-            "limit": limit,
-            "predictions": predictions,
-            "grounding": grounding,
-        }
-        answer_settings = settings.model_copy(update={"reranker": spec})  # the gate is stored per reranker
-        with local_llm(answer_settings, home=state.settings.home) as answer_settings:  # provider 'local': one server
-            document["answers"] = _answers_report(data, index, answer_settings, bound, options)
+    with local_llm(settings, home=state.settings.home) as settings, _session(settings, index) as session:
+        if retrieval:
+            document["retrieval"] = _retrieval_report(data, session, names, limit)
+        if answers:
+            document["answers"] = _answers_report(data, session, options)
     if report_path:
         report = document if len(document) == 2 else next(iter(document.values()))
         report_path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,56 +109,59 @@ def qasper(
         out.print(_answers_summary(document["answers"]), highlight=False, markup=False)
 
 
-def _retrieval_report(
-    data: Path,
-    index: CorpusIndex,
-    settings: Settings,
-    names: list[str],
-    bound: Reranker | None,
-    spec: str,
-    limit: int | None,
-) -> dict:
+@contextmanager
+def _session(settings: Settings, index: CorpusIndex, **options: Any) -> Iterator[Session]:
+    """One session over the evaluation index (``options`` go to :class:`Session`); a configuration error fails
+    cleanly."""
+    from lit3r.app.session import Session
+    from lit3r.llm.errors import LLMConfigError
+
+    try:
+        session = Session(settings, index=index, **options)
+    except (LLMConfigError, ValueError) as exc:
+        fail(str(exc))
+    with session:
+        yield session
+
+
+def _retrieval_report(data: Path, session: Session, names: list[str], limit: int | None) -> dict:
     """Recall@k and MRR of each retrieval configuration over the questions with gold text evidence."""
     from lit3r.evals.qasper import load_questions
     from lit3r.evals.retrieval import evaluate
 
+    index, settings = session.index, session.settings
     questions = [q for q in load_questions(data) if q.evidence_paragraphs and q.paper_id in index.papers]
     questions = questions[:limit] if limit else questions
     with Progress(console=err, transient=True) as bar:
         task = bar.add_task("questions", total=len(questions))
-        results = evaluate(index, questions, names, bound, settings.retriever, on_question=lambda: bar.advance(task))
+        results = evaluate(session, questions, names, on_question=lambda: bar.advance(task))
     return {
         "data": str(data),
         "questions": len(questions),
-        "reranker": spec,
+        "reranker": settings.reranker,
         "chunker": settings.chunker.kind,
         "embedder": settings.embedder.model,
         "configurations": results,
     }
 
 
-def _answers_report(data: Path, index: CorpusIndex, settings: Settings, bound: Reranker | None, options: dict) -> dict:
+def _answers_report(data: Path, session: Session, options: dict) -> dict:
     """Answer every question of ``data`` with the agent, write the predictions and score them (QASPER F1s).
 
     ``options``: ``in_paper``, ``planner``, ``limit``, ``predictions`` (a path or None for the default) and
     ``grounding`` (add the grounding metrics).
     """
-    from lit3r.agent.llm import make_chat_model
     from lit3r.evals.answers import CachedPapers, evaluate_answers, make_answerer
-    from lit3r.evals.calibrate import load_gate
     from lit3r.evals.qasper import load_questions
     from lit3r.evals.qasper_score import load_gold
 
+    index, settings = session.index, session.settings
     setting = "in_paper" if options["in_paper"] else "open_domain"
     questions = [q for q in load_questions(data) if q.paper_id in index.papers and q.annotations]
     questions = questions[: options["limit"]] if options["limit"] else questions
     path = options["predictions"] or settings.home / f"predictions-{setting}.jsonl"
-    chat_model = make_chat_model(settings.llm) if settings.llm.enabled else None
-    answerer = make_answerer(
-        settings, index, bound, planner=options["planner"], in_paper=options["in_paper"], chat_model=chat_model
-    )
-    gate = load_gate(settings)
-    extra = _grounding(settings, index, gate) if options["grounding"] else None
+    answerer = make_answerer(session, planner=options["planner"], in_paper=options["in_paper"])
+    extra = _grounding(settings, index, session.gate) if options["grounding"] else None
     with CorpusStore(settings.home) as store, Progress(console=err, transient=True) as bar:
         task = bar.add_task("questions", total=len(questions))
         try:
@@ -172,7 +175,7 @@ def _answers_report(data: Path, index: CorpusIndex, settings: Settings, bound: R
         "setting": setting,
         "planner": options["planner"],
         "reranker": settings.reranker,
-        "gate": gate.to_dict() if gate else None,
+        "gate": session.gate.to_dict() if session.gate else None,
         "chunker": settings.chunker.kind,
         "embedder": settings.embedder.model,
         **scores,
@@ -247,18 +250,6 @@ def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
     return CorpusIndex.open(settings), settings
 
 
-def _reranker(spec: str, index: CorpusIndex, required: bool = True) -> Reranker | None:
-    from lit3r.tools.rerankers.factory import reranker_for_index
-
-    try:
-        reranker = reranker_for_index(spec, index)
-    except ValueError as exc:
-        fail(str(exc))
-    if reranker is None and required:
-        fail("the gate needs a reranker score: set a reranker other than 'none'")
-    return reranker
-
-
 def _table(results: dict[str, dict[str, dict]]) -> str:
     columns = ("paper_recall@10", "evidence_recall@1", "evidence_recall@10", "evidence_recall@50", "mrr")
     lines = [f"{'configuration':<18} {'setting':<12} " + " ".join(f"{c:>18}" for c in columns) + f" {'ms':>8}"]
@@ -286,21 +277,22 @@ def gate(
     --save MODE the threshold is stored, for the settings' reranker, beside the index of the current settings
     both under --home (used by `lit3r ask`) and under the evaluation corpus (used by `eval qasper --answers`).
     """
-    from lit3r.evals.calibrate import best_scores, calibrate, save_gate
+    from lit3r.evals.calibrate import best_scores, calibrate
     from lit3r.evals.qasper import load_questions
-    from lit3r.tools.gate import GateThreshold
+    from lit3r.llm.local_server import local_llm
+    from lit3r.retrieval.gate import GateThreshold, save_gate
 
     if save not in (None, "f1", "percentile"):
         fail(f"--save takes f1 or percentile, not {save!r}")
     index, settings = _eval_index(data)
     questions = [q for q in load_questions(data) if q.paper_id in index.papers and q.annotations]
     questions = questions[:limit] if limit else questions
-    reranker = _reranker(settings.reranker, index)
-    with Progress(console=err, transient=True) as bar:
-        task = bar.add_task("questions", total=len(questions))
-        samples = best_scores(
-            index, questions, reranker, settings, in_paper=in_paper, on_question=lambda: bar.advance(task)
-        )
+    if settings.reranker == "none":
+        fail("the gate needs a reranker score: set a reranker other than 'none'")
+    with local_llm(settings, home=state.settings.home) as settings, _session(settings, index, gate=None) as session:
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task("questions", total=len(questions))
+            samples = best_scores(session, questions, in_paper=in_paper, on_question=lambda: bar.advance(task))
     modes = calibrate(samples, percentile)
     document = {
         "data": str(data),

@@ -2,10 +2,10 @@
 
 The right output for a QASPER question is "insufficient evidence" when every annotator marked it unanswerable
 (:attr:`~lit3r.evals.qasper.QasperQuestion.unanswerable`); abstaining is the positive class, so precision, recall
-and F1 are those of abstaining (:func:`lit3r.tools.gate.abstention_metrics`). Each question's score is the best
+and F1 are those of abstaining (:func:`lit3r.retrieval.gate.abstention_metrics`). Each question's score is the best
 reranker score the gate saw while the agent answered it (the trace's ``read`` step, ``best_score``).
 
-* ``f1`` mode: F1-max calibration (:func:`~lit3r.tools.gate.calibrate_f1`, as ``lit3r eval gate``) needs the
+* ``f1`` mode: F1-max calibration (:func:`~lit3r.retrieval.gate.calibrate_f1`, as ``lit3r eval gate``) needs the
   labels it is then scored on, so it is measured by two-fold cross-fitting: the questions are split by a hash of
   their id; the threshold calibrated on one fold decides the other fold's questions, and the counts of both
   held-out folds are pooled. ``fold_thresholds`` are the two thresholds used; ``threshold`` is the one calibrated
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lit3r.tools.gate import GateThreshold, abstention_metrics, calibrate_f1, calibrate_percentile
+from lit3r.retrieval.gate import GateThreshold, abstention_metrics, calibrate_f1, calibrate_percentile
 
 COUNTS = ("tp", "fp", "fn", "tn")
 PERCENTILE = 10.0

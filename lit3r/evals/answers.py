@@ -1,7 +1,7 @@
 """Answer-level QASPER evaluation: run the whole agent per question and score its answers as QASPER predictions.
 
-Every question goes through :func:`lit3r.agent.api.ask` with one opened index and one reranker shared by all
-questions. Each :class:`~lit3r.models.Answer` becomes a prediction in the official evaluator's format:
+Every question goes through one :class:`lit3r.app.session.Session` (one opened index, reranker, model and graph
+shared by all questions). Each :class:`~lit3r.models.Answer` becomes a prediction in the official evaluator's format:
 
 * ``predicted_answer``: the answer text without its citation markers ``[n]``, white space folded; "Unanswerable"
   when the agent abstained (``sufficient`` false).
@@ -17,9 +17,9 @@ overlaps. The predictions file keeps the chunk-level evidence.
 A question whose run raises is logged with its id, counted in ``failed_questions`` and left without a prediction,
 so the scorer counts it as missing (0 on both metrics). Per-question latency by stage is read from the answer's
 trace: ``total`` (first event start to last event end), ``search`` (``search_chunks`` and ``rerank`` tool calls),
-``verify``, ``expand``, ``synthesize`` (their tool calls; overlapping calls of one turn count once), plus ``wall``
-(the whole ``ask`` call, context building and trace writing included). The report gives the median over the
-answered questions of each.
+``verify``, ``expand``, ``synthesize`` (their tool calls or answer-path nodes; overlapping calls of one turn count
+once), plus ``wall`` (the whole ``ask`` call, context building and trace writing included). The report gives the
+median over the answered questions of each.
 """
 
 from __future__ import annotations
@@ -34,19 +34,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lit3r.agent.trace import load_trace
+from lit3r.app.traces import load_trace
 from lit3r.evals import qasper_score
 from lit3r.evals.qasper import QasperQuestion
 from lit3r.models import Answer, Block, Citation, ParsedPaper
 from lit3r.tools.reader.validate import MARKER, marker_numbers
 
 if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
     from lit3r.agent.context import PlannerKind
-    from lit3r.index.corpus_index import CorpusIndex
-    from lit3r.settings import Settings
-    from lit3r.tools.rerankers import Reranker
+    from lit3r.app.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +54,7 @@ STAGES: dict[str, tuple[str, ...]] = {
     "expand": ("expand_neighbors",),
     "synthesize": ("synthesize_answer",),
 }
-"""Latency stages and the tool calls of the trace that make them up."""
+"""Latency stages and the tool calls (or answer-path nodes of the same names) of the trace that make them up."""
 LATENCY_KEYS = ("total", *STAGES, "wall")
 _MARKER_BEFORE_PUNCTUATION = re.compile(rf"\s*(?:{MARKER.pattern}\s*)+(?=[.,;:!?])")
 
@@ -187,7 +183,7 @@ def stage_timings(events: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     intervals = [_interval(e) for e in events]
     timings = {"total": max(e for _, e in intervals) - min(s for s, _ in intervals) if intervals else 0.0}
     for stage, tools in STAGES.items():
-        chosen = [_interval(e) for e in events if e.get("type") == "tool" and e.get("name") in tools]
+        chosen = [_interval(e) for e in events if e.get("type") in ("tool", "node") and e.get("name") in tools]
         timings[stage] = _covered_ms(chosen)
     return {k: round(v, 3) for k, v in timings.items()}
 
@@ -251,31 +247,15 @@ def run_questions(
     return run
 
 
-def make_answerer(
-    settings: Settings,
-    index: CorpusIndex,
-    reranker: Reranker | None,
-    *,
-    planner: PlannerKind = "fixed",
-    in_paper: bool = False,
-    chat_model: BaseChatModel | None = None,
-) -> Answerer:
-    """A function answering a question with :func:`lit3r.agent.api.ask` over one shared index and reranker.
+def make_answerer(session: Session, *, planner: PlannerKind = "fixed", in_paper: bool = False) -> Answerer:
+    """A function answering a question with ``session`` (one index, reranker, model and graph for all questions).
 
     With ``in_paper`` retrieval is restricted to the question's own paper (QASPER's original setting).
     """
-    from lit3r.agent import api
 
     def answer(question: QasperQuestion) -> Answer:
-        return api.ask(
-            question.text,
-            settings=settings,
-            planner=planner,
-            allowed_papers=[question.paper_id] if in_paper else None,
-            index=index,
-            reranker=reranker,
-            chat_model=chat_model,
-        )
+        allowed = [question.paper_id] if in_paper else None
+        return session.ask(question.text, planner=planner, allowed_papers=allowed)
 
     return answer
 

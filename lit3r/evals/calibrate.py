@@ -1,27 +1,22 @@
-"""Calibrate the relevance gate on QASPER and store the threshold with the index settings.
+"""Calibrate the relevance gate on QASPER (storage beside the index: :func:`lit3r.retrieval.gate.save_gate`).
 
 Labels come from QASPER's annotations: a question is unanswerable when every annotator
-marked it so. The score is the best raw reranker score the Lit3R retriever saw for the
-question (over the whole corpus by default, as the system runs; within the question's own
-paper with ``in_paper``).
+marked it so. The score is the best raw reranker score the agent's retrieval saw for the
+question (:meth:`lit3r.app.session.Session.retrieve`, the path ``lit3r ask`` runs; over the whole
+corpus by default, within the question's own paper with ``in_paper``), sampled without a gate.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lit3r.evals.qasper import QasperQuestion
-from lit3r.index.corpus_index import CorpusIndex
-from lit3r.index.layout import IndexLayout
-from lit3r.settings import Settings
-from lit3r.tools.gate import GateThreshold, abstention_metrics, calibrate_f1, calibrate_percentile
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.retriever import Lit3RRetriever
+from lit3r.retrieval.gate import abstention_metrics, calibrate_f1, calibrate_percentile
 
-GATE_FILE = "gate.json"
+if TYPE_CHECKING:
+    from lit3r.app.session import Session
 
 
 @dataclass(frozen=True)
@@ -32,22 +27,22 @@ class GateSample:
 
 
 def best_scores(
-    index: CorpusIndex,
+    session: Session,
     questions: Sequence[QasperQuestion],
-    reranker: Reranker,
-    settings: Settings,
     *,
     in_paper: bool = False,
     on_question: Callable[[], None] | None = None,
 ) -> list[GateSample]:
-    """The retriever's best reranker score for every question, with its answerable label."""
-    retriever = Lit3RRetriever(index, reranker, settings.retriever)
+    """The agent's best reranker score for every question, with its answerable label.
+
+    ``session`` should have no gate (``gate=None``): the samples are the scores the gate will be applied to.
+    """
     samples = []
     for question in questions:
-        result = retriever.retrieve(question.text, allowed_papers=[question.paper_id] if in_paper else None)
-        if result.best_reranker_score is None:
-            raise ValueError(f"question {question.id}: the retriever returned no reranker score")
-        samples.append(GateSample(question.id, result.best_reranker_score, not question.unanswerable))
+        found = session.retrieve(question.text, allowed_papers=[question.paper_id] if in_paper else None)
+        if found.best_reranker_score is None:
+            raise ValueError(f"question {question.id}: the retrieval returned no reranker score")
+        samples.append(GateSample(question.id, found.best_reranker_score, not question.unanswerable))
         if on_question:
             on_question()
     return samples
@@ -66,27 +61,3 @@ def calibrate(samples: Sequence[GateSample], percentile: float = 10.0) -> dict[s
             **abstention_metrics(scores, labels, threshold),
         }
     return out
-
-
-def gate_path(settings: Settings) -> Path:
-    """Where the calibrated threshold of an index (one settings key) is stored."""
-    return IndexLayout(settings).root / GATE_FILE
-
-
-def save_gate(settings: Settings, threshold: GateThreshold, reranker: str) -> Path:
-    """Store ``threshold`` with the index settings; it is valid for this reranker only."""
-    path = gate_path(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"reranker": reranker, **threshold.to_dict()}, indent=1), encoding="utf-8")
-    return path
-
-
-def load_gate(settings: Settings) -> GateThreshold | None:
-    """The stored threshold for these settings and their reranker, or None when none was calibrated."""
-    path = gate_path(settings)
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.pop("reranker", None) != settings.reranker:
-        return None
-    return GateThreshold.from_dict(data)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lit3r.agent.trace import load_trace
+from lit3r.app.traces import load_trace
 from lit3r.evals.abstention import AbstentionSample, abstention_report
 from lit3r.evals.answers import AnswerRun, strip_markers
 from lit3r.evals.citations import CitedClaim, citation_metrics
@@ -40,8 +40,8 @@ from lit3r.models import Answer
 if TYPE_CHECKING:
     from lit3r.evals.ragas_metrics import RagasJudge, RagasSample
     from lit3r.index.corpus_index import CorpusIndex
+    from lit3r.retrieval.gate import GateThreshold
     from lit3r.settings import Settings
-    from lit3r.tools.gate import GateThreshold
 
 log = logging.getLogger(__name__)
 
@@ -202,8 +202,8 @@ def make_grounding(settings: Settings, index: CorpusIndex, gate: GateThreshold |
     llm = None
     ragas = None
     if settings.llm.enabled:
-        from lit3r.agent.llm import LLM
         from lit3r.evals.ragas_metrics import RagasJudge
+        from lit3r.llm.wrapper import LLM
 
         llm = LLM.from_settings(settings.llm)
         ragas = RagasJudge(llm, index.encoder)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lit3r.corpus.parsers.qasper import read_qasper_records
 from lit3r.models import Chunk
+from lit3r.textutil import fold_space
 
 FLOAT_MARKER = "FLOAT SELECTED"
 
@@ -43,14 +43,7 @@ def load_questions(path: Path) -> list[QasperQuestion]:
     return questions
 
 
-_SPACE = re.compile(r"\s+")
-
-
-def _normal(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
-
-
 def evidence_chunks(question: QasperQuestion, chunks: list[Chunk]) -> set[str]:
     """Ids of the chunks of the question's paper that wholly contain a gold evidence paragraph."""
-    paragraphs = [_normal(p) for p in question.evidence_paragraphs]
-    return {c.id for c in chunks if any(p in _normal(c.text) for p in paragraphs)}
+    paragraphs = [fold_space(p) for p in question.evidence_paragraphs]
+    return {c.id for c in chunks if any(p in fold_space(c.text) for p in paragraphs)}

@@ -3,7 +3,7 @@
 Our own implementation of the published definitions (Es et al., 2023, "RAGAS: Automated Evaluation of Retrieval
 Augmented Generation", and the ragas documentation): the ``ragas`` library would replace our pinned openai,
 langchain-openai, rich and tenacity versions, so it is not used. Each metric is a pure function of the judge's
-verdicts (below), and :class:`RagasJudge` gets the verdicts from an :class:`~lit3r.agent.llm.LLM` with structured
+verdicts (below), and :class:`RagasJudge` gets the verdicts from an :class:`~lit3r.llm.wrapper.LLM` with structured
 output (prompts in :mod:`lit3r.prompts.ragas`).
 
 * **faithfulness** = statements of the answer the retrieved contexts support / statements of the answer. The LLM
@@ -18,7 +18,7 @@ output (prompts in :mod:`lit3r.prompts.ragas`).
 * **context recall** = statements of the reference answer attributable to the contexts / statements of the
   reference answer (one call breaks the reference into statements and attributes each).
 
-A metric whose judge call fails (:class:`~lit3r.agent.llm.LLMError`) is left out for that question and counted
+A metric whose judge call fails (:class:`~lit3r.llm.errors.LLMError`) is left out for that question and counted
 in ``ragas_errors``; a metric with no statement to score (faithfulness of an answer asserting nothing) is left out
 too, as ragas returns NaN there. Reported values are means over the questions that have one.
 """
@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from lit3r.agent.llm import LLM, LLMError
 from lit3r.index.encoders import Encoder
+from lit3r.llm.errors import LLMError
+from lit3r.llm.wrapper import LLM
 from lit3r.prompts import ragas as prompts
 
 log = logging.getLogger(__name__)

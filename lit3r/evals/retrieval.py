@@ -5,8 +5,9 @@ Configurations:
 * ``bm25``, ``dense``, ``hybrid``: chunk search (hybrid = RRF k=60 of the two), the QASPER seed's front end;
   papers ranked by their best chunk.
 * ``hybrid_rerank``: the hybrid's top candidates reordered by the reranker's score.
-* ``lit3r``: the full Lit3R retriever (subqueries, paper-level fusion, PRF, blended rerank, pool, Relate);
-  chunks ranked by pool score, papers by the final A/B ranking.
+* ``lit3r``: the agent's own retrieval, exactly the path ``lit3r ask`` runs (:meth:`lit3r.app.session.Session.retrieve`:
+  the graph with the same planner, tools and settings, stopped before the reader): subqueries, paper-level
+  fusion, PRF, blended rerank, pool, Relate; chunks ranked by pool score, papers by the final A/B ranking.
 * ``lit3r_no_prf``, ``lit3r_no_rerank``, ``lit3r_no_relate``: the same with one stage switched off.
 """
 
@@ -15,16 +16,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from lit3r.app.session import Session
 from lit3r.evals.metrics import QuestionResult, summarise
 from lit3r.evals.qasper import QasperQuestion, evidence_chunks
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools.config import RetrieverSettings
-from lit3r.tools.fusion import best_chunk_per_paper
-from lit3r.tools.rerankers import Reranker
-from lit3r.tools.retriever import Lit3RRetriever
-from lit3r.tools.search import rank_chunks
+from lit3r.models import TraceEvent
+from lit3r.retrieval.fusion import best_chunk_per_paper
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.search import rank_chunks
 
 CONFIGURATIONS = (
     "bm25",
@@ -53,21 +53,21 @@ class Retrieved:
     """Milliseconds per retriever stage (Lit3R configurations only)."""
 
 
-def stage_timings(events: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Milliseconds per stage of one Lit3R retrieval, summed over rounds and subqueries.
+def stage_timings(events: Sequence[TraceEvent]) -> dict[str, float]:
+    """Milliseconds per stage of one retrieval run of the agent, summed over rounds and subqueries.
 
-    Stages: ``decompose``, ``hyde``, the four parts of each subquery's retrieval (``sweep``,
-    ``prf``, ``candidates``, ``rerank``), ``verify``, ``ranking_a``, ``relate`` (Ranking B) and
-    ``fuse`` (A/B fusion).
+    Stages: ``decompose``, ``hyde``, the four parts of each ``search_chunks`` retrieval (``sweep``, ``prf``,
+    ``candidates``, ``rerank``), ``verify`` (the verifier's verdicts), and the three parts of the final papers
+    (``ranking_a``, ``relate`` for Ranking B and ``fuse`` for the A/B fusion).
     """
     totals: dict[str, float] = {}
     for event in events:
-        if event["type"] == "retrieve":
-            parts = event["data"].get("timings_ms", {})
-        elif event["type"] == "rank":
-            parts = {"ranking_a": event["duration_ms"]}
-        elif event["type"] in ("decompose", "hyde", "verify", "relate", "fuse"):
-            parts = {event["type"]: event["duration_ms"]}
+        if event.type == "ranking" and event.name in ("retrieve_subquery", "expand_neighbors"):
+            parts = event.data.get("timings_ms", {})
+        elif event.type in ("decompose", "hyde"):
+            parts = {event.type: event.duration_ms}
+        elif event.type == "verdict":
+            parts = {"verify": event.duration_ms}
         else:
             continue
         for stage, ms in parts.items():
@@ -78,24 +78,42 @@ def stage_timings(events: Sequence[dict[str, Any]]) -> dict[str, float]:
 Runner = Callable[[str, list[str] | None], Retrieved]
 
 
-def make_runner(name: str, index: CorpusIndex, reranker: Reranker | None, settings: RetrieverSettings) -> Runner:
-    """A function ``(question, allowed papers) -> Retrieved`` for one configuration."""
+def make_runner(name: str, session: Session) -> Runner:
+    """A function ``(question, allowed papers) -> Retrieved`` for one configuration over ``session``'s index.
+
+    The Lit3R configurations run :meth:`Session.retrieve` of a session with the ablation's settings (sharing
+    the index, reranker, chat model and gate of ``session``).
+    """
+    index = session.index
     if name in ("bm25", "dense", "hybrid"):
         return lambda question, allowed: _from_chunks(index, rank_chunks(index, question, name, DEPTH, allowed))
     if name == "hybrid_rerank":
+        reranker = session.context().tools.reranker  # the settings' reranker ('llm': on the session's model)
         if reranker is None:
             raise ValueError("hybrid_rerank needs a reranker")
-        return lambda question, allowed: _reranked(index, reranker, question, allowed, settings.rerank_candidates)
+        depth = session.settings.retriever.rerank_candidates
+        return lambda question, allowed: _reranked(index, reranker, question, allowed, depth)
     if name in ABLATIONS:
-        retriever = Lit3RRetriever(index, reranker, settings.model_copy(update=ABLATIONS[name]))
+        ablated = ablation(session, ABLATIONS[name])
 
         def run(question: str, allowed: list[str] | None) -> Retrieved:
-            result = retriever.retrieve(question, allowed_papers=allowed)
-            chunks = [chunk_id for chunk_id, _ in result.pool]
-            return Retrieved(result.final_papers, chunks, stage_timings(result.trace))
+            found = ablated.retrieve(question, allowed_papers=allowed)
+            chunks = [chunk_id for chunk_id, _ in found.pool]
+            return Retrieved([p for p, _s in found.final_papers], chunks, stage_timings(found.events))
 
         return run
     raise ValueError(f"unknown configuration {name!r}; choose from {', '.join(CONFIGURATIONS)}")
+
+
+def ablation(session: Session, switches: dict[str, bool]) -> Session:
+    """A session like ``session`` (same index, reranker, model, gate) with retriever ``switches`` applied."""
+    if not switches:
+        return session
+    retriever = session.settings.retriever.model_copy(update=switches)
+    settings = session.settings.model_copy(update={"retriever": retriever})
+    return Session(
+        settings, index=session.index, reranker=session.reranker, chat_model=session.chat_model, gate=session.gate
+    )
 
 
 def _from_chunks(index: CorpusIndex, ranked: Sequence[tuple[str, float]]) -> Retrieved:
@@ -115,16 +133,15 @@ def _reranked(
 
 
 def evaluate(
-    index: CorpusIndex,
+    session: Session,
     questions: Sequence[QasperQuestion],
     configurations: Sequence[str],
-    reranker: Reranker | None,
-    settings: RetrieverSettings,
     on_question: Callable[[], None] | None = None,
 ) -> dict[str, dict[str, dict]]:
     """``{configuration: {"open_domain": metrics, "in_paper": metrics}}`` over questions with gold evidence."""
+    index = session.index
     gold = {q.id: evidence_chunks(q, index.chunks_by_paper.get(q.paper_id, [])) for q in questions}
-    runners = {name: make_runner(name, index, reranker, settings) for name in configurations}
+    runners = {name: make_runner(name, session) for name in configurations}
     results: dict[str, dict[str, list[QuestionResult]]] = {n: {"open_domain": [], "in_paper": []} for n in runners}
     for question in questions:
         for name, runner in runners.items():

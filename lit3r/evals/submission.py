@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from lit3r.evals.answers import strip_markers
 from lit3r.evals.littraceqa import SubmissionFormatError, validate_submission_row
 from lit3r.models import Answer, Chunk, ChunkType, Citation
+from lit3r.textutil import fold_key
 
 SOURCE_TYPES: dict[ChunkType, str] = {
     "title_abstract": "text_span",
@@ -68,9 +69,9 @@ def option_letter(option: str | None, options: Options | None) -> str:
     for letter, text in choices.items():
         if text == option:
             return letter
-    folded = _fold(option)
+    folded = fold_key(option)
     for letter, text in choices.items():
-        if _fold(text) == folded:
+        if fold_key(text) == folded:
             return letter
     return option.strip().upper() if option.strip().upper() in choices else ""
 
@@ -156,10 +157,6 @@ def write_submission(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(lines), encoding="utf-8")
     return path
-
-
-def _fold(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def _unique(items: list[dict[str, Any]]) -> list[dict[str, Any]]:

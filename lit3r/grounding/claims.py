@@ -21,13 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lit3r.models import Answer
-from lit3r.prompts.common import INSUFFICIENT
-from lit3r.tools.reader import INSUFFICIENT_EVIDENCE, MARKER, OPTION_SEPARATOR, split_sentences
+from lit3r.models import ABSTENTION, Answer
+from lit3r.tools.reader import MARKER, OPTION_SEPARATOR, split_sentences
 from lit3r.tools.reader.validate import marker_numbers
-
-ABSTENTIONS = frozenset({INSUFFICIENT_EVIDENCE, INSUFFICIENT})
-"""The insufficiency messages of the two readers: answers with these texts make no claim."""
 
 _RUN = re.compile(rf"{MARKER.pattern}(?:[ \t]*{MARKER.pattern})*[.,;:!?]*")
 _LEADING_RUN = re.compile(rf"\s*{_RUN.pattern}")
@@ -55,7 +51,7 @@ class Claim:
 
 def is_abstention(answer: Answer) -> bool:
     """True for an answer that abstains (``sufficient`` False or an insufficiency message)."""
-    return not answer.sufficient or " ".join(answer.text.split()) in ABSTENTIONS
+    return not answer.sufficient or " ".join(answer.text.split()) == ABSTENTION
 
 
 def claim_text(text: str) -> str:

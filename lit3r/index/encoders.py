@@ -8,6 +8,7 @@ L2-normalised ``(n, dim)`` matrices.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
@@ -48,7 +49,8 @@ class QueryCache:
     One question's retrieval encodes the same text several times (a subquery for the dense index and
     again for the bi-encoder reranker; the same subquery in open-domain and in-paper runs, in chat
     follow-ups, in every ablation of an evaluation). Query vectors are a pure function of the text, so
-    the most recent ``maxsize`` are kept; documents pass straight through.
+    the most recent ``maxsize`` are kept; documents pass straight through. Safe to share across threads
+    (a session serving concurrent requests): the cache is locked, the encoder runs outside the lock.
     """
 
     def __init__(self, encoder: Encoder, maxsize: int = 1024) -> None:
@@ -56,22 +58,25 @@ class QueryCache:
         self.name, self.dim, self.paper_separator = encoder.name, encoder.dim, encoder.paper_separator
         self.maxsize = maxsize
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         return self.encoder.encode_documents(texts, show_progress=show_progress)
 
     def encode_queries(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        with self._lock:
+            found = {t: self._vectors[t] for t in texts if t in self._vectors}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
         if missing:
             encoded = np.asarray(self.encoder.encode_queries(missing, show_progress=show_progress), dtype=np.float32)
-            for text, vector in zip(missing, encoded, strict=True):
-                self._vectors[text] = vector
-        for text in texts:
-            self._vectors.move_to_end(text)
-        rows = np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
-        while len(self._vectors) > self.maxsize:
-            self._vectors.popitem(last=False)
-        return rows
+            found.update(zip(missing, encoded, strict=True))
+        with self._lock:
+            for text in texts:
+                self._vectors[text] = found[text]
+                self._vectors.move_to_end(text)
+            while len(self._vectors) > self.maxsize:
+                self._vectors.popitem(last=False)
+        return np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
 
 
 @lru_cache(maxsize=4)

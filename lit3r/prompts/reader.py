@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lit3r.models import Chunk, Paper
+from lit3r.models import ABSTENTION, Chunk, Paper
 from lit3r.prompts.common import (
     CITATION_RULES,
-    INSUFFICIENT,
     AnswerSpec,
     chunk_block,
     evidence_block,
@@ -73,7 +72,7 @@ short quote copied verbatim from that chunk.
 3. Do every calculation or comparison explicitly, from the collected facts only.
 4. Ground each requested component (each value, each option, each table cell) in its own fact.
 5. When the evidence does not answer the question, set "sufficient" to false and "answer" to \""""
-    + INSUFFICIENT
+    + ABSTENTION
     + """\".
 
 """

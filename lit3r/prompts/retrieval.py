@@ -20,7 +20,7 @@ from lit3r.prompts.common import (
     paper_block,
     render_answer_spec,
 )
-from lit3r.tools.plan import PaperEvidence
+from lit3r.retrieval.planning import PaperEvidence
 
 MISSING_FILLER = "(No specific note from the LLM. Search from a different angle.)"
 """Stands in for the verifier's missing note when it is empty."""

@@ -22,7 +22,7 @@ import lit3r.index.corpus_index  # noqa: E402
 import lit3r.index.embed_cache  # noqa: E402
 from lit3r.cli import app  # noqa: E402
 
-from conftest import HashingEncoder  # noqa: E402
+from fakes.encoders import HashingEncoder  # noqa: E402
 
 
 class SlowHashingEncoder(HashingEncoder):

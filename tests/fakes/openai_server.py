@@ -1,6 +1,7 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions API from a script.
 
-Each ``POST .../chat/completions`` takes the next :class:`Scripted` reply: a normal completion (text or a tool
+Each ``POST .../chat/completions`` takes the next :class:`Scripted` reply (or, given a ``responder``, the reply it
+computes from the request, for runs that make many calls): a normal completion (text or a tool
 call), an error status with an OpenAI error body (and an optional ``Retry-After``), a raw malformed body, or any
 of these after a delay. Requests are kept in :attr:`OpenAIServer.requests` for assertions. Every loop is
 bounded: the script is finite, delays wake up when the server stops, and request bodies have a size cap.
@@ -13,12 +14,15 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MAX_BODY_BYTES = 1_000_000
 MAX_REQUESTS = 100
+MAX_COMPUTED = 2000
+"""Most requests a responder answers (a bound on runaway loops)."""
 HOST = "127.0.0.1"
 
 
@@ -81,8 +85,11 @@ def slow(delay_s: float, then: Scripted | None = None) -> Scripted:
 class OpenAIServer:
     """A threaded local server answering chat completions from a script; use as a context manager."""
 
-    def __init__(self, script: list[Scripted] | None = None) -> None:
+    def __init__(
+        self, script: list[Scripted] | None = None, *, responder: Callable[[dict[str, Any]], Scripted] | None = None
+    ) -> None:
         self.script: list[Scripted] = list(script or [])
+        self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.stopping = threading.Event()
         self._lock = threading.Lock()
@@ -110,6 +117,8 @@ class OpenAIServer:
         """Record ``request`` and pop the next scripted reply (a 400 when the script is spent)."""
         with self._lock:
             self.requests.append(request)
+            if self.responder is not None and len(self.requests) <= MAX_COMPUTED:
+                return self.responder(request["body"])
             if self.script and len(self.requests) <= MAX_REQUESTS:
                 return self.script.pop(0)
         return error(400, "fake server: no scripted reply left")

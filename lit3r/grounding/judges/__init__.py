@@ -14,7 +14,7 @@ from lit3r.grounding.judge import Judge, JudgeConfigError
 from lit3r.grounding.judges.exact import ExactJudge
 
 if TYPE_CHECKING:
-    from lit3r.agent.llm import LLM
+    from lit3r.llm.wrapper import LLM
     from lit3r.settings import GroundingSettings
 
 __all__ = ["ExactJudge", "judge_kind", "make_judge"]

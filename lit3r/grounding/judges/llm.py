@@ -1,30 +1,28 @@
-"""A chat model as a judge: P(yes) from the first token's log-probabilities, else a structured verdict.
+"""A chat model as a judge: P(yes) from the verdict token's log-probabilities, else a structured verdict.
 
 The yes/no request is sent with ``logprobs=True, top_logprobs=5`` bound to the model; ``ChatOpenAI`` puts
-what the server returns in ``response_metadata["logprobs"]``. The score is then
-P(yes) / (P(yes) + P(no)) over the first token's alternatives. When the server exposes no log-probabilities
-the judge says so in the reason and, from then on, asks for a structured verdict
+what the server returns in ``response_metadata["logprobs"]``. The score is then P(yes) / (P(yes) + P(no))
+over the alternatives of the verdict token (:func:`lit3r.llm.logprobs.yes_probability`). When the server
+exposes no log-probabilities the judge says so in the reason and, from then on, asks for a structured verdict
 ``{"supported": bool, "confidence": float}`` instead (score: the confidence in "supported").
 """
 
 from __future__ import annotations
 
-import copy
-import math
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from lit3r.grounding.judge import JudgeError, Judgement
+from lit3r.llm.logprobs import yes_probability
 from lit3r.prompts.grounding import JUDGE_SYSTEM, render_judge
 
 if TYPE_CHECKING:
-    from lit3r.agent.llm import LLM
+    from lit3r.llm.wrapper import LLM
 
 TOP_LOGPROBS = 5
-_YES, _NO = "yes", "no"
 
 
 class SupportVerdict(BaseModel):
@@ -34,32 +32,8 @@ class SupportVerdict(BaseModel):
     confidence: float = Field(ge=0, le=1, description="Probability, 0 to 1, that this verdict is right.")
 
 
-def _word(token: str) -> str:
-    """A token as a bare lower-case word ('Yes', ' yes', 'YES.' -> 'yes')."""
-    return token.strip().strip(".,:;!\"'").lower()
-
-
-def yes_probability(logprobs: Mapping[str, Any] | None) -> float | None:
-    """P(yes) / (P(yes) + P(no)) at the first word token of an OpenAI ``logprobs`` object, or None.
-
-    None when there are no log-probabilities, or neither "yes" nor "no" is among the first token's alternatives.
-    """
-    content = (logprobs or {}).get("content") or []
-    first = next((t for t in content if _word(str(t.get("token", "")))), None)
-    if first is None:
-        return None
-    alternatives = first.get("top_logprobs") or [first]
-    mass = {_YES: 0.0, _NO: 0.0}
-    for alternative in alternatives:
-        word = _word(str(alternative.get("token", "")))
-        if word in mass:
-            mass[word] += math.exp(float(alternative["logprob"]))
-    total = mass[_YES] + mass[_NO]
-    return mass[_YES] / total if total > 0 else None
-
-
 class LLMJudge:
-    """Judges claims with a chat model through :class:`lit3r.agent.llm.LLM` (retries, trace records, budget).
+    """Judges claims with a chat model through :class:`lit3r.llm.wrapper.LLM` (retries, trace records, budget).
 
     Args:
         llm: The wrapped chat model; its calls are recorded as ``grounding.judge`` (and ``.structured``).
@@ -73,12 +47,11 @@ class LLMJudge:
         self.llm = llm
         self.threshold = threshold
         self.logprobs = logprobs
-        self._scored = copy.copy(llm)
-        self._scored.model = llm.model.bind(logprobs=True, top_logprobs=TOP_LOGPROBS)
+        self._scored = llm.bind(logprobs=True, top_logprobs=TOP_LOGPROBS)
 
     def judge(self, premise: str, hypothesis: str) -> Judgement:
         """The verdict on one claim; :class:`JudgeError` when the model call fails."""
-        from lit3r.agent.llm import LLMError
+        from lit3r.llm.errors import LLMError
 
         try:
             if self.logprobs:

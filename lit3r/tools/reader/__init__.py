@@ -9,7 +9,6 @@ from lit3r.tools.reader.extractive import OPTION_SEPARATOR, Scorer, extractive_a
 from lit3r.tools.reader.scoring import lexical_scores
 from lit3r.tools.reader.sentences import chunk_units, split_sentences
 from lit3r.tools.reader.validate import (
-    INSUFFICIENT_EVIDENCE,
     MARKER,
     ChunkLookup,
     insufficient_answer,
@@ -18,7 +17,6 @@ from lit3r.tools.reader.validate import (
 )
 
 __all__ = [
-    "INSUFFICIENT_EVIDENCE",
     "MARKER",
     "OPTION_SEPARATOR",
     "ChunkLookup",

@@ -3,7 +3,7 @@
 No language model is involved and no word is invented. The evidence chunks are cut into units
 (:mod:`lit3r.tools.reader.sentences`: sentences, table rows), every unit is scored against the
 question (default :func:`lit3r.tools.reader.scoring.lexical_scores`, or any
-``scorer(question, texts) -> scores`` such as a :class:`~lit3r.tools.rerankers.Reranker`'s
+``scorer(question, texts) -> scores`` such as a :class:`~lit3r.retrieval.rerankers.Reranker`'s
 ``score``), and the best few become the answer, each followed by the marker of its chunk.
 
 A unit is eligible when its score is above ``min_score`` and, when the best score is positive,

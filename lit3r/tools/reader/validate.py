@@ -29,10 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from lit3r.models import Answer, Chunk, Citation
-
-INSUFFICIENT_EVIDENCE = "Insufficient evidence: the indexed papers do not contain a passage that answers this question."
-"""The text of every abstaining answer."""
+from lit3r.models import ABSTENTION, Answer, Chunk, Citation
 
 ChunkLookup = Callable[[str], Chunk | None]
 """Chunk id -> chunk, or ``None`` when the id is not in the corpus (e.g. ``index.chunk_by_id.get``)."""
@@ -45,8 +42,8 @@ _AFTER_MARKER = re.compile(r"[.,;:!?]*")
 
 
 def insufficient_answer(question: str, **keep: object) -> Answer:
-    """The abstaining answer: :data:`INSUFFICIENT_EVIDENCE`, no citations, no option."""
-    return Answer(question=question, text=INSUFFICIENT_EVIDENCE, citations=[], sufficient=False, **keep)
+    """The abstaining answer: :data:`lit3r.models.ABSTENTION`, no citations, no option."""
+    return Answer(question=question, text=ABSTENTION, citations=[], sufficient=False, **keep)
 
 
 def normalise_space(text: str) -> str:

@@ -1,0 +1,164 @@
+"""Chat follow-ups: a message is rewritten into a standalone question before the graph answers it.
+
+A thread (:class:`lit3r.app.session.Thread`) sends each message through three steps:
+
+1. **Rewrite** (this module). A follow-up becomes a standalone question (:func:`rewrite_followup`, one ``rewrite`` trace
+   event). With a chat model, a structured-output call reads the last :data:`HISTORY_TURNS` turns (questions
+   and answers, inside tags, as data) and writes the question; if the call fails, the offline rule applies.
+   The offline rule (:func:`rule_rewrite`) never invents content: when the follow-up is *short* (fewer than
+   :data:`SHORT_TERMS` key terms of its own) or *refers back* (:data:`REFERS_BACK`: 'it', 'its', 'they',
+   'them', 'their', 'this', 'these', 'those', 'the same', 'that paper', 'the method' and the like, or a
+   message opening with 'what about', 'how about', 'and', 'also'), the key terms of the previous standalone
+   question that the follow-up lacks are put in front of it: ``"<terms>: <follow-up>"``. Key terms are words
+   of three or more characters, or with a digit or an inner capital (F1, GPT-4, BERT), that are not stop words
+   (:data:`lit3r.retrieval.planning.STOP_WORDS`), in order, at most :data:`MAX_TERMS`. The first message of a thread
+   is never rewritten.
+2. **Answer.** The agent graph answers the standalone question in the thread. The thread's state is
+   checkpointed, so the pool of earlier questions is carried into the new one with decayed scores and
+   citation numbers stay stable within the thread (:mod:`lit3r.agent.state`); :func:`turns_of` reads the
+   answered turns back from that state.
+3. **Trace.** The trace (``<home>/traces/<id>.json``) holds the rewrite, the model call when there was one,
+   and every step of the answer, plus the user's message and the thread id.
+
+A session closed and opened again with the same home and thread id (another process, after a restart)
+sees the same history and goes on with the same pool and citation numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from lit3r.llm.errors import LLMError
+from lit3r.llm.wrapper import LLM
+from lit3r.prompts.chat import REWRITE_SYSTEM, render_rewrite
+from lit3r.retrieval.planning import STOP_WORDS
+from lit3r.tools.reader.validate import marker_numbers
+from lit3r.tools.trace import TraceRecorder
+
+HISTORY_TURNS = 3
+"""Earlier turns the model sees when it rewrites a follow-up."""
+SHORT_TERMS = 3
+"""A follow-up with fewer key terms than this is short: the offline rule completes it."""
+MAX_TERMS = 8
+"""At most this many key terms are put in front of a follow-up."""
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[-_./'][A-Za-z0-9]+)*")
+REFERRING_NOUNS = (
+    "paper", "method", "model", "approach", "work", "study", "dataset", "system", "technique", "benchmark", "metric",
+    "result", "table", "figure", "author", "one",
+)  # fmt: skip
+"""Nouns that point back at something the conversation named after 'that' or 'the' ('that paper', 'the authors')."""
+REFERS_BACK = re.compile(
+    r"\b(?:it|its|they|them|their|theirs|this|these|those|the same)\b"
+    rf"|\b(?:that|the) (?:{'|'.join(REFERRING_NOUNS)})s?\b"
+    r"|\bthat\s*\?*$|^(?:what|how) about\b|^(?:and|also)\b",
+    re.IGNORECASE,
+)
+"""Words and openings that refer to the conversation (see the module docstring)."""
+
+RewriteMethod = Literal["first", "unchanged", "rule", "llm"]
+
+
+class StandaloneQuestion(BaseModel):
+    """The follow-up rewritten so that it stands alone."""
+
+    question: str = Field(description="One standalone question; the follow-up itself when it already stands alone.")
+
+
+class Rewrite(BaseModel):
+    """How a chat message became the question the agent answered."""
+
+    message: str = Field(description="The message as the user typed it (spacing folded).")
+    question: str = Field(description="The standalone question the agent answered.")
+    method: RewriteMethod = Field(
+        description="'first' (no earlier turn), 'unchanged' (it stands alone), 'rule' (offline rule), 'llm'."
+    )
+    reason: str = Field(default="", description="Why: what the rule matched, or why the model was not used.")
+
+
+class ChatTurn(BaseModel):
+    """One answered turn of a thread, as kept in its checkpoint."""
+
+    question: str = Field(description="The standalone question that was answered.")
+    answer: str = Field(description="The answer text with its inline markers [n].")
+    citations: dict[int, str] = Field(default_factory=dict, description="Marker number -> cited chunk id.")
+
+
+def key_terms(text: str) -> list[str]:
+    """The words of ``text`` that carry content (see the module docstring), in order, without repeats."""
+    terms: dict[str, str] = {}
+    for word in _WORD.findall(text):
+        named = any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:])
+        if (named or len(word) >= 3) and word.lower() not in STOP_WORDS:
+            terms.setdefault(word.lower(), word)
+    return list(terms.values())
+
+
+def rule_rewrite(message: str, previous: str | None) -> Rewrite:
+    """The offline rewrite: the previous question's missing key terms in front of a short or referring message."""
+    if previous is None:
+        return Rewrite(message=message, question=message, method="first")
+    own = {t.lower() for t in key_terms(message)}
+    refers = REFERS_BACK.search(message)
+    if refers is None and len(own) >= SHORT_TERMS:
+        return Rewrite(message=message, question=message, method="unchanged", reason="stands alone")
+    missing = [t for t in key_terms(previous) if t.lower() not in own][:MAX_TERMS]
+    reason = f"refers back ({refers.group(0).strip()!r})" if refers else f"short ({len(own)} key terms)"
+    if not missing:
+        return Rewrite(message=message, question=message, method="unchanged", reason=f"{reason}; nothing to add")
+    return Rewrite(message=message, question=f"{' '.join(missing)}: {message}", method="rule", reason=reason)
+
+
+def llm_rewrite(llm: LLM, message: str, turns: Sequence[ChatTurn]) -> Rewrite:
+    """The model's standalone question for ``message`` after ``turns``; the offline rule when the call fails."""
+    prompt = render_rewrite(message, [(t.question, t.answer) for t in turns])
+    messages = [SystemMessage(REWRITE_SYSTEM), HumanMessage(prompt)]
+    try:
+        question = " ".join(llm.structured(messages, StandaloneQuestion, name="rewrite").question.split())
+        problem = "" if question else "the model wrote an empty question"
+    except LLMError as exc:
+        question, problem = "", f"the model call failed ({exc})"
+    if problem:
+        fallback = rule_rewrite(message, turns[-1].question)
+        return fallback.model_copy(update={"reason": f"{problem}; {fallback.reason}"})
+    method: RewriteMethod = "unchanged" if question == message else "llm"
+    return Rewrite(message=message, question=question, method=method, reason="rewritten by the model")
+
+
+def rewrite_followup(message: str, turns: Sequence[ChatTurn], llm: LLM | None, recorder: TraceRecorder) -> Rewrite:
+    """The standalone question for ``message`` (one ``rewrite`` trace event; the model call records its own)."""
+    name = "llm" if llm is not None and turns else "rule"
+    with recorder.step("rewrite", name) as data:
+        if llm is not None and turns:
+            rewrite = llm_rewrite(llm, message, turns)
+        else:
+            rewrite = rule_rewrite(message, turns[-1].question if turns else None)
+        data.update(rewrite.model_dump())
+    return rewrite
+
+
+def turns_of(values: dict[str, Any]) -> list[ChatTurn]:
+    """The answered turns of a thread's checkpointed state: each question with its closing answer."""
+    by_number = {n: c for c, n in (values.get("citation_numbers") or {}).items()}
+    turns: list[ChatTurn] = []
+    question: str | None = None
+    answer: str | None = None
+    for message in [*values.get("messages", []), HumanMessage("")]:
+        if isinstance(message, HumanMessage):
+            if question is not None and answer is not None:
+                cited = {n: by_number[n] for n in marker_numbers(answer) if n in by_number}
+                turns.append(ChatTurn(question=question, answer=answer, citations=cited))
+            question, answer = message.text, None
+        elif _closing(message):
+            answer = message.text
+    return turns
+
+
+def _closing(message: AnyMessage) -> bool:
+    """An AI message that calls no tool: the closing answer of a question."""
+    return isinstance(message, AIMessage) and not message.tool_calls and bool(message.text)

@@ -1,0 +1,387 @@
+"""The session: everything a question needs, opened once, serving many questions and threads.
+
+A :class:`Session` opens the index, the reranker, the calibrated gate, the chat model (starting lit3r's own
+llama.cpp server for provider 'local'), the offline claim judge, the thread store and the compiled graphs
+once. Each question then gets its own run :class:`~lit3r.agent.context.Context` (trace recorder, budget, and
+the model wrappers, LLM reranker and LLM judge bound to them), built in one go by :meth:`Session.context`.
+``lit3r ask`` is a one-turn session, ``lit3r chat`` a :class:`Thread`, and the retrieval evaluation and gate
+calibration run :meth:`Session.retrieve`: the same graph stopped before the reader. Every surface (CLI, HTTP
+server, MCP) runs this one path.
+
+Sharing across threads (a server's concurrent requests): what a run changes lives in its own context and
+graph state; what the session shares is read-only after opening (index, reranker, gate, chat model, graphs),
+except the index's query-vector cache, which locks itself, and the thread store: turns of one thread are
+serialised by a lock per thread id, turns of different threads run in parallel.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from lit3r.agent.adapters import AGENT_TOOLS
+from lit3r.agent.context import Context, LLMReaderAdapter, PlannerKind, StopAfter
+from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
+from lit3r.agent.llm_reader import LLMReader
+from lit3r.agent.rewrite import HISTORY_TURNS, ChatTurn, rewrite_followup, turns_of
+from lit3r.app.traces import new_trace_id, trace_path, write_trace
+from lit3r.graphs.agent import build_graph, run_config
+from lit3r.grounding.judges import make_judge
+from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.budget import Budget
+from lit3r.llm.client import make_chat_model
+from lit3r.llm.errors import LLMConfigError
+from lit3r.llm.local_server import local_llm
+from lit3r.llm.wrapper import LLM
+from lit3r.models import Answer, Chunk, TraceEvent
+from lit3r.prompts.common import AnswerSpec
+from lit3r.retrieval.gate import GateThreshold, load_gate
+from lit3r.retrieval.planning import GateVerifier, KeywordDecomposer, Verdict
+from lit3r.retrieval.rerankers import Reranker
+from lit3r.retrieval.rerankers.factory import load_reranker, needs_llm, reranker_for_index
+from lit3r.settings import Settings
+from lit3r.tools.context import ToolContext
+from lit3r.tools.reader import extractive_answer
+from lit3r.tools.trace import Listener, TraceRecorder
+
+FROM_SETTINGS: Any = object()
+"""Default of ``reranker`` and ``gate``: the one the settings name (the gate stored beside the index)."""
+THREADS_FILE = "threads.sqlite"
+
+
+def _extractive_fallback(question: str, chunks: Sequence[Chunk], spec: AnswerSpec) -> Answer:
+    """The LLM reader's deterministic fallback: the extractive reader over the same chunks and options."""
+    return extractive_answer(question, list(chunks), options=list(spec.options.values()) or None)
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What the one retrieval path found for a question, before the reader (the retrieval evaluation's input)."""
+
+    question: str
+    pool: list[tuple[str, float]]
+    """The shared pool, best first."""
+    final_papers: list[tuple[str, float]]
+    """The A/B fusion (Ranking A when Relate is off): the papers the reader would read, best first."""
+    best_reranker_score: float | None
+    rounds: int
+    subqueries: list[str]
+    verdicts: list[Verdict]
+    stop_reason: str | None
+    events: list[TraceEvent] = field(repr=False)
+
+
+class Session:
+    """Opens what answering needs once and answers questions, one-off or in threads.
+
+    Args:
+        settings: All settings; ``settings.home`` holds the index, the traces and ``threads.sqlite``.
+        index: An opened index (default: the one built for ``settings``).
+        reranker: A reranker, None for none; default: the one ``settings.reranker`` names ('llm' is built per
+            run on the run's model wrapper).
+        chat_model: A chat model to use instead of the one ``settings.llm`` configures.
+        planner: The default planner: 'fixed' (the Lit3R sequence) or 'llm' (needs a chat model).
+        gate: The relevance-gate threshold; default: the one calibrated for these settings (None: no gate).
+        checkpointer: Where threads are kept (default: ``<home>/threads.sqlite``, opened on first use).
+
+    With ``settings.llm.provider == 'local'`` (and no ``chat_model``) llama.cpp's server is started here and
+    stopped by :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        index: CorpusIndex | None = None,
+        reranker: Reranker | None = FROM_SETTINGS,
+        chat_model: BaseChatModel | None = None,
+        planner: PlannerKind = "fixed",
+        gate: GateThreshold | None = FROM_SETTINGS,
+        checkpointer: BaseCheckpointSaver | None = None,
+    ) -> None:
+        self._stack = ExitStack()
+        try:
+            if chat_model is None:  # provider 'local': llama.cpp's server runs while the session is open
+                settings = self._stack.enter_context(local_llm(settings))
+            self.settings = settings
+            self.index = index if index is not None else CorpusIndex.open(settings)
+            if chat_model is None and settings.llm.enabled:
+                chat_model = make_chat_model(settings.llm)
+            self.chat_model = chat_model
+            self.planner = self._check_planner(planner)
+            self._reranker_spec = settings.reranker if reranker is FROM_SETTINGS else None
+            if self._reranker_spec is not None and needs_llm(self._reranker_spec) and chat_model is None:
+                raise LLMConfigError("reranker 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
+            if reranker is FROM_SETTINGS and not needs_llm(settings.reranker):
+                reranker = reranker_for_index(settings.reranker, self.index)
+            self.reranker: Reranker | None = None if reranker is FROM_SETTINGS else reranker
+            self.gate: GateThreshold | None = load_gate(settings) if gate is FROM_SETTINGS else gate
+            verify = settings.grounding.verify
+            self._offline_judge = make_judge(settings.grounding) if verify and chat_model is None else None
+            self.graph: CompiledStateGraph = build_graph()
+        except BaseException:
+            self._stack.close()
+            raise
+        self._checkpointer = checkpointer
+        self._threaded: CompiledStateGraph | None = None
+        self._lock = threading.Lock()
+        self._thread_locks: dict[str, threading.Lock] = {}
+
+    def _check_planner(self, planner: str) -> PlannerKind:
+        if planner not in ("fixed", "llm"):
+            raise ValueError(f"unknown planner {planner!r}: use fixed or llm")
+        if planner == "llm" and self.chat_model is None:
+            raise LLMConfigError("planner 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
+        return planner  # type: ignore[return-value]
+
+    # ------------------------------------------------------------ one run
+
+    def context(
+        self,
+        *,
+        planner: PlannerKind | None = None,
+        max_seconds: float | None = None,
+        stop_after: StopAfter = "answer",
+        on_event: Listener | None = None,
+    ) -> Context:
+        """A fresh run context: its own trace recorder and budget, the model pieces bound to them."""
+        planner = self._check_planner(planner or self.planner)
+        settings = self.settings
+        recorder = TraceRecorder(on_event=on_event)
+        budget = Budget.for_question(settings.llm, max_seconds=max_seconds)
+        llm = LLM(self.chat_model, settings.llm, recorder=recorder, budget=budget) if self.chat_model else None
+        reranker = self.reranker
+        if self._reranker_spec is not None and needs_llm(self._reranker_spec):
+            reranker = load_reranker(self._reranker_spec, llm=llm)
+        if llm is None:
+            tools = ToolContext(
+                self.index, settings, GateVerifier(self.gate), reranker=reranker, gate=self.gate,
+                judge=self._offline_judge, recorder=recorder,
+            )  # fmt: skip
+            return Context(tools, KeywordDecomposer(), planner, budget=budget, stop_after=stop_after)
+        note = recorder.record
+        chars = settings.retriever.verify_chunk_chars
+        verifier = LLMVerifier(
+            llm, papers=self.index.papers, chunks=self.index.chunk_by_id, chunk_chars=chars, recorder=note
+        )
+        reader = LLMReaderAdapter(
+            LLMReader(llm, _extractive_fallback, chunk_chars=chars, recorder=note), self.index.papers
+        )
+        judge = make_judge(settings.grounding, llm=llm) if settings.grounding.verify else None
+        tools = ToolContext(
+            self.index, settings, verifier, reader, reranker, self.gate, LLMHyde(llm, recorder=note), judge, recorder
+        )
+        planner_model = llm.bind_tools(AGENT_TOOLS) if planner == "llm" else None
+        decomposer = LLMDecomposer(llm, recorder=note)
+        return Context(tools, decomposer, planner, planner_model, llm, budget, stop_after=stop_after)
+
+    def _invoke(self, graph: CompiledStateGraph, context: Context, inputs: dict[str, Any], thread_id: str | None):
+        return graph.invoke(inputs, config=run_config(thread_id, context.max_turns), context=context)
+
+    @staticmethod
+    def _inputs(question: str, options: Sequence[str] | None, allowed_papers: Sequence[str] | None) -> dict:
+        question = " ".join(question.split())
+        if not question:
+            raise ValueError("the question is empty")
+        return {
+            "question": question,
+            "options": list(options) if options else None,
+            "allowed_papers": list(allowed_papers) if allowed_papers is not None else None,
+        }
+
+    def ask(
+        self,
+        question: str,
+        *,
+        options: Sequence[str] | None = None,
+        allowed_papers: Sequence[str] | None = None,
+        thread_id: str | None = None,
+        planner: PlannerKind | None = None,
+        max_seconds: float | None = None,
+        on_event: Listener | None = None,
+    ) -> Answer:
+        """Answer ``question`` with citations and write its trace; the answer names the trace file.
+
+        With ``thread_id`` the question is one turn of that thread (its pool and citation numbers carry over),
+        answered as asked: :meth:`Thread.ask` rewrites follow-ups first.
+        """
+        if thread_id is not None:
+            thread = self.thread(thread_id)
+            return thread.answer(
+                question, options=options, allowed_papers=allowed_papers, planner=planner, on_event=on_event
+            )
+        inputs = self._inputs(question, options, allowed_papers)
+        context = self.context(planner=planner, max_seconds=max_seconds, on_event=on_event)
+        state = self._invoke(self.graph, context, inputs, None)
+        return self.finish(context, state, None)
+
+    def retrieve(self, question: str, *, allowed_papers: Sequence[str] | None = None) -> Retrieval:
+        """The agent's retrieval for ``question``, stopped before the reader (no trace file is written)."""
+        context = self.context(stop_after="retrieval")
+        state = self._invoke(self.graph, context, self._inputs(question, None, allowed_papers), None)
+        pool = sorted((state.get("pool") or {}).items(), key=lambda item: -item[1])
+        return Retrieval(
+            question=state["question"],
+            pool=pool,
+            final_papers=[tuple(p) for p in state.get("final_papers") or []],
+            best_reranker_score=state.get("best_reranker_score"),
+            rounds=state.get("round", 0),
+            subqueries=list(state.get("subqueries") or []),
+            verdicts=[Verdict.model_validate(v) for v in state.get("verdicts") or []],
+            stop_reason=state.get("stop_reason"),
+            events=list(context.recorder.events),
+        )
+
+    def finish(self, context: Context, state: dict[str, Any], thread_id: str | None, **extra: Any) -> Answer:
+        """Write the run's trace (``extra`` adds top-level keys, e.g. a chat turn's rewrite) and return the final
+        answer naming it."""
+        trace_id = new_trace_id()
+        path = trace_path(self.settings, trace_id)
+        answer = Answer.model_validate(state["answer"]).model_copy(update={"trace_path": str(path)})
+        write_trace(
+            path,
+            context.recorder.events,
+            answer,
+            trace_id=trace_id,
+            thread_id=thread_id,
+            planner=context.planner,
+            stop_reason=state.get("stop_reason"),
+            stop_detail=state.get("stop_detail"),
+            verdicts=state.get("verdicts", []),
+            budget=context.budget.snapshot(),
+            **extra,
+        )
+        return answer
+
+    # ------------------------------------------------------------ threads
+
+    def thread(self, thread_id: str | None = None) -> Thread:
+        """The thread with this id (a new one when None); its state lives in the thread store."""
+        return Thread(self, thread_id or f"chat-{new_trace_id()}")
+
+    def threaded_graph(self) -> CompiledStateGraph:
+        """The graph compiled with the thread store (opened on first use)."""
+        with self._lock:
+            if self._threaded is None:
+                if self._checkpointer is None:
+                    self._checkpointer = self._open_threads()
+                self._threaded = build_graph(self._checkpointer)
+            return self._threaded
+
+    def _open_threads(self) -> BaseCheckpointSaver:
+        """The SQLite checkpointer of ``<home>/threads.sqlite``, closed with the session."""
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        return self._stack.enter_context(SqliteSaver.from_conn_string(str(self.settings.home / THREADS_FILE)))
+
+    def thread_lock(self, thread_id: str) -> threading.Lock:
+        """The lock that serialises the turns of one thread."""
+        with self._lock:
+            return self._thread_locks.setdefault(thread_id, threading.Lock())
+
+    # ------------------------------------------------------------ life cycle
+
+    def close(self) -> None:
+        """Close what the session opened (the thread store, the local model server)."""
+        self._stack.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+class Thread:
+    """One conversation of a :class:`Session`: questions answered in turn, follow-ups rewritten first."""
+
+    def __init__(self, session: Session, thread_id: str) -> None:
+        self.session = session
+        self.thread_id = thread_id
+
+    def history(self) -> list[ChatTurn]:
+        """The thread's answered turns, oldest first (empty for a new thread)."""
+        graph = self.session.threaded_graph()
+        return turns_of(graph.get_state(run_config(self.thread_id)).values)
+
+    def ask(self, message: str, *, planner: PlannerKind | None = None, on_event: Listener | None = None) -> Answer:
+        """Answer ``message`` in the thread; ``Answer.question`` is the standalone question that was answered."""
+        message = " ".join(message.split())
+        if not message:
+            raise ValueError("the message is empty")
+        with self.session.thread_lock(self.thread_id):
+            context = self.session.context(planner=planner, on_event=on_event)
+            turns = self.history()[-HISTORY_TURNS:]
+            rewrite = rewrite_followup(message, turns, context.llm, context.recorder)
+            state = self._run(context, rewrite.question)
+            return self.session.finish(
+                context, state, self.thread_id, message=rewrite.message, rewrite=rewrite.model_dump()
+            )
+
+    def answer(
+        self,
+        question: str,
+        *,
+        options: Sequence[str] | None = None,
+        allowed_papers: Sequence[str] | None = None,
+        planner: PlannerKind | None = None,
+        on_event: Listener | None = None,
+    ) -> Answer:
+        """Answer ``question`` as asked (no rewrite) as the thread's next turn."""
+        with self.session.thread_lock(self.thread_id):
+            context = self.session.context(planner=planner, on_event=on_event)
+            state = self._run(context, question, options, allowed_papers)
+            return self.session.finish(context, state, self.thread_id)
+
+    def _run(
+        self,
+        context: Context,
+        question: str,
+        options: Sequence[str] | None = None,
+        allowed_papers: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        inputs = self.session._inputs(question, options, allowed_papers)
+        return self.session._invoke(self.session.threaded_graph(), context, inputs, self.thread_id)
+
+
+class ChatSession:
+    """A conversation in one thread of ``<home>/threads.sqlite``, owning its session (what ``lit3r chat`` runs).
+
+    Args:
+        settings: All settings.
+        thread_id: The thread to open or resume; None starts a new one (see :attr:`thread_id`).
+        **options: Passed to :class:`Session` (index, reranker, chat_model, planner, gate, checkpointer).
+    """
+
+    def __init__(self, settings: Settings, thread_id: str | None = None, **options: Any) -> None:
+        self.session = Session(settings, **options)
+        self.thread = self.session.thread(thread_id)
+
+    @property
+    def thread_id(self) -> str:
+        return self.thread.thread_id
+
+    def history(self) -> list[ChatTurn]:
+        """The thread's answered turns, oldest first."""
+        return self.thread.history()
+
+    def ask(self, message: str) -> Answer:
+        """Answer ``message`` in the thread (a follow-up is rewritten into a standalone question first)."""
+        return self.thread.ask(message)
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> ChatSession:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

