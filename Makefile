@@ -53,7 +53,7 @@ fuzz: install
 # consistency checks and a run that completes (the default test run does 2 and 1); plus the full-disk test.
 crash-test: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LIT3R_CRASH_RUNS=$(CRASH_RUNS) $(BIN)/python -m pytest -q -s \
-		tests/test_crash_kill.py tests/test_crash_full_disk.py
+		tests/system/test_crash_kill.py tests/system/test_crash_full_disk.py
 
 bench-index: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_index.py --qasper $(QASPER) \
