@@ -13,7 +13,10 @@ DEMO_HOME ?= .lit3r-demo
 
 QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz
 
-.PHONY: install install-local demo test lint bench-index bench-retrieval bench-gate clean
+FUZZ_SECONDS ?= 60
+CRASH_RUNS ?= 20
+
+.PHONY: install install-local demo test lint fuzz crash-test bench-index bench-retrieval bench-gate clean
 
 install: $(VENV)/.installed
 
@@ -40,6 +43,17 @@ test: install
 lint: install
 	$(BIN)/ruff check lit3r tests benchmarks
 	$(BIN)/ruff format --check lit3r tests benchmarks
+
+# Coverage-guided fuzzing (atheris) of every parser and of answer validation/repair; FUZZ_SECONDS is shared
+# among the targets. Inputs that crash a target are written to bench-out/fuzz/crashes/ (exit code 1).
+fuzz: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python tests/fuzz/run.py --seconds $(FUZZ_SECONDS) --work bench-out/fuzz
+
+# kill -9 of `lit3r index` CRASH_RUNS times and of `lit3r ingest` CRASH_RUNS/2 times, each followed by the
+# consistency checks and a run that completes (the default test run does 2 and 1); plus the full-disk test.
+crash-test: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LIT3R_CRASH_RUNS=$(CRASH_RUNS) $(BIN)/python -m pytest -q -s \
+		tests/system/test_crash_kill.py tests/system/test_crash_full_disk.py
 
 bench-index: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_index.py --qasper $(QASPER) \

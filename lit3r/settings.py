@@ -106,6 +106,28 @@ class GroundingSettings(BaseModel):
     )
 
 
+class LimitsSettings(BaseModel):
+    """Bounds on what ingest accepts; what exceeds one is refused with a message naming the setting."""
+
+    max_file_mb: float = Field(
+        default=512,
+        gt=0,
+        description="Largest file ingest reads, in MB (10^6 bytes); also the most a .gz file may unpack to.",
+    )
+    max_paper_chars: int = Field(
+        default=2_000_000,
+        gt=0,
+        description="Most characters one paper may hold (title, abstract and body; about 20 long papers). "
+        "A longer paper is skipped; a text or Markdown file longer than this is refused before parsing.",
+    )
+    max_chunks_per_paper: int = Field(
+        default=2_000,
+        gt=0,
+        description="Most chunks one paper may make with the chunker settings in effect at ingest; "
+        "a paper that makes more is skipped.",
+    )
+
+
 class Settings(BaseSettings):
     """Everything lit3r can be told. Use :func:`load_settings` to apply presets."""
 
@@ -128,6 +150,9 @@ class Settings(BaseSettings):
     )
     grounding: GroundingSettings = Field(
         default_factory=GroundingSettings, description="Claim verification of answers (not part of the index key)."
+    )
+    limits: LimitsSettings = Field(
+        default_factory=LimitsSettings, description="Bounds on ingested files and papers (not part of the index key)."
     )
 
     def index_shape(self) -> dict[str, Any]:

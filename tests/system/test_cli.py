@@ -56,6 +56,7 @@ def test_ingest_index_search_stats_json(tmp_path: Path, hashing_encoder) -> None
 
 def test_errors_are_one_clear_line(tmp_path: Path, hashing_encoder) -> None:
     home = tmp_path / "home"
+    home.mkdir()
     result = runner.invoke(app, ["--home", str(home), "search", "anything"])
     assert result.exit_code == 1 and "run `lit3r index` first" in result.output
     result = runner.invoke(app, ["--home", str(home), "index"])
