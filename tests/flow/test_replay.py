@@ -46,6 +46,10 @@ def call_names(doc: dict) -> list[str]:
     return [e["name"] for e in doc["events"] if e["type"] == "llm"]
 
 
+def calls_named(doc: dict, name: str) -> list[dict]:
+    return [e["data"] for e in doc["events"] if e["type"] == "llm" and e["name"] == name]
+
+
 def test_an_offline_run_replays_to_the_same_answer_citations_and_rankings(memory_index, settings, offline_trace):
     report = replay_trace(settings, offline_trace, index=memory_index)
     assert report.reproduced and report.first_difference is None
@@ -71,7 +75,7 @@ def test_a_scripted_model_run_replays_exactly_without_calling_any_model(memory_i
 
 def test_a_changed_model_output_changes_the_answer_and_the_report_says_so(memory_index, settings, scripted_trace):
     doc = copy.deepcopy(scripted_trace)
-    (synthesis,) = [c for c, name in zip(llm_calls(doc), call_names(doc)) if name == "read.synthesize"]
+    (synthesis,) = calls_named(doc, "read.synthesize")
     synthesis["output"] = synthesis["output"].replace("studies okapi lexical saturation", "studies okapi saturation")
     report = replay_trace(settings, doc, index=memory_index)
     assert not report.reproduced and not report.same_answer and report.same_rankings
@@ -88,7 +92,7 @@ def test_a_prompt_the_recording_lacks_is_named_with_its_call_and_where_it_differ
     memory_index, settings, scripted_trace
 ):
     doc = copy.deepcopy(scripted_trace)
-    verify = next(c for c, name in zip(llm_calls(doc), call_names(doc)) if name == "verify")
+    verify = calls_named(doc, "verify")[0]
     verify["prompt"][-1]["content"] = verify["prompt"][-1]["content"].replace("Decide", "Judge", 1)
     report = replay_trace(settings, doc, index=memory_index)
     assert not report.reproduced and len(report.mismatches) == 1
