@@ -25,6 +25,8 @@ err = Console(stderr=True, soft_wrap=True)
 
 class State:
     settings: Settings
+    preset: str | None = None
+    """The ``--preset`` given (``lit3r mcp config`` passes it on)."""
 
 
 state = State()
@@ -42,6 +44,7 @@ def main(
         format="%(message)s",
         handlers=[RichHandler(console=err, show_path=False)],
     )
+    state.preset = preset
     try:
         state.settings = load_settings(preset, home=home)
     except (ValueError, ValidationError) as exc:
