@@ -9,6 +9,7 @@ read: results with ``id``, ``title``, ``url`` and ``text``; one document with ``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -58,7 +59,7 @@ class AskResult(BaseModel):
 
     @classmethod
     def of(cls, answer: Answer, papers: dict[str, Paper]) -> AskResult:
-        trace_id = answer.trace_path.rsplit("/", 1)[-1].removesuffix(".json") if answer.trace_path else None
+        trace_id = Path(answer.trace_path).stem if answer.trace_path else None
         citations = [
             CitedPassage(
                 number=c.number,

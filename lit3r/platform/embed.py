@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NotRequired
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -34,6 +35,7 @@ from lit3r.tools import rerank as rescore
 from lit3r.tools import search_chunks as search
 from lit3r.tools import synthesize_answer as synthesize
 from lit3r.tools import verify_sufficiency as verify
+from lit3r.tools.context import ToolContext
 
 DESCRIPTIONS = {t.name: t.description for t in AGENT_TOOLS}
 """The planner's contract of each tool, shown to the host's model too."""
@@ -82,11 +84,14 @@ def trace_event_payload(event: TraceEvent) -> dict[str, Any]:
 def output_of(answer: Answer) -> AgentOutput:
     """The subgraph's output for an answer."""
     cited = [c.model_dump(mode="json") for c in answer.citations]
-    trace_id = answer.trace_path.rsplit("/", 1)[-1].removesuffix(".json") if answer.trace_path else None
+    trace_id = Path(answer.trace_path).stem if answer.trace_path else None
     return AgentOutput(
-        answer=answer.text, citations=cited, sufficient=answer.sufficient,
-        candidate_papers=answer.candidate_papers, trace_id=trace_id,
-    )  # fmt: skip
+        answer=answer.text,
+        citations=cited,
+        sufficient=answer.sufficient,
+        candidate_papers=answer.candidate_papers,
+        trace_id=trace_id,
+    )
 
 
 def agent_subgraph(
@@ -109,9 +114,11 @@ def agent_subgraph(
         writer = get_stream_writer()
         opened = resolve(runtime.context)
         found = opened.ask(
-            state["question"], options=state.get("options"), allowed_papers=state.get("papers"),
+            state["question"],
+            options=state.get("options"),
+            allowed_papers=state.get("papers"),
             on_event=lambda event: writer(trace_event_payload(event)),
-        )  # fmt: skip
+        )
         return output_of(found)
 
     builder = StateGraph(AgentIO, input_schema=AgentInput, output_schema=AgentOutput, context_schema=context_schema)
@@ -133,8 +140,15 @@ class CorpusToolkit:
         self.session = session
         self.context = session.context()
         self.allowed_papers = allowed_papers
-        self.state: dict[str, Any] = {"pool": {}, "subqueries": [], "verdicts": [], "named_papers": [],
-                                      "best_reranker_score": None, "final_papers": None, "round": 0}  # fmt: skip
+        self.state: dict[str, Any] = {
+            "pool": {},
+            "subqueries": [],
+            "verdicts": [],
+            "named_papers": [],
+            "best_reranker_score": None,
+            "final_papers": None,
+            "round": 0,
+        }
         self.answer: Answer | None = None
         self.tools: list[BaseTool] = [
             self._tool(self.search_chunks),
@@ -150,7 +164,8 @@ class CorpusToolkit:
         return StructuredTool.from_function(method, name=method.__name__, description=DESCRIPTIONS[method.__name__])
 
     @property
-    def _tools(self):
+    def _tools(self) -> ToolContext:
+        """What the pure tools work with (this toolkit's run context)."""
         return self.context.tools
 
     def _merge(self, **update: Any) -> None:
@@ -214,14 +229,21 @@ class CorpusToolkit:
         """The cited answer to ``question`` from the final papers' pooled passages; writes its trace."""
         state = self.state
         answer = synthesize.synthesize_answer(
-            self._tools, question, state["pool"], state["final_papers"], state["best_reranker_score"], None,
+            self._tools,
+            question,
+            state["pool"],
+            state["final_papers"],
+            state["best_reranker_score"],
+            None,
             state["round"],
-        )  # fmt: skip
+        )
         self.answer = self.session.finish(
             self.context, {"answer": answer.model_dump(mode="json"), "verdicts": state["verdicts"]}, None
         )
-        sources = [f"[{c.number}] {c.chunk_id} ({c.paper_id}, {c.locator.describe()}): “{c.quote}”"
-                   for c in self.answer.citations]  # fmt: skip
+        sources = [
+            f"[{c.number}] {c.chunk_id} ({c.paper_id}, {c.locator.describe()}): “{c.quote}”"
+            for c in self.answer.citations
+        ]
         return "\n".join([self.answer.text, f"({answer_status(self._tools, self.answer)})", *sources])
 
 
