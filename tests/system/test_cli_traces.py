@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from lit3r.cli import app
 
 from fakes.corpus import QUESTION
+from fakes.demo import DEMO_QUESTION
 
 runner = CliRunner()
 
@@ -59,3 +61,18 @@ def test_trace_commands_name_a_missing_or_broken_trace(disk_index, hashing_encod
     empty.write_text(json.dumps({"events": [], "question": ""}))
     result = _invoke(home, "trace", "replay", str(empty))
     assert result.exit_code == 1 and "cannot replay" in result.output and "the question is empty" in result.output
+
+
+@pytest.mark.slow
+def test_the_demo_questions_trace_replays_to_its_exact_answer(demo_home: Path) -> None:
+    """The README's demo question on the demo corpus with the real default encoder: ask, then replay."""
+    result = _invoke(demo_home, "ask", DEMO_QUESTION, "--json")
+    assert result.exit_code == 0, result.output
+    asked = json.loads(result.stdout)
+    result = _invoke(demo_home, "trace", "replay", Path(asked["trace_path"]).stem, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["reproduced"] and report["first_difference"] is None
+    replayed = json.loads((demo_home / "traces" / f"{report['replay_trace_id']}.json").read_text())
+    assert replayed["answer"]["text"] == asked["answer"] and asked["citations"]
+    assert [c["quote"] for c in replayed["answer"]["citations"]] == [c["quote"] for c in asked["citations"]]
