@@ -123,9 +123,11 @@ def test_lit3r_mcp_over_streamable_http_on_loopback(demo_home) -> None:
         assert hostile.status_code == 421  # DNS-rebinding guard: only loopback Host headers
 
 
-def test_http_refuses_to_bind_beyond_loopback(tmp_path: Path) -> None:
+def test_http_refuses_to_bind_beyond_loopback_and_an_unindexed_home_is_named(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["--home", str(tmp_path), "mcp", "--transport", "http", "--host", "0.0.0.0"])
     assert result.exit_code == 1 and "binds loopback only" in result.output and "lit3r serve" in result.output
+    result = CliRunner().invoke(app, ["--home", str(tmp_path), "mcp"])
+    assert result.exit_code == 1 and "run `lit3r index` first" in result.output
 
 
 class BearerKey(BaseHTTPMiddleware):
