@@ -3,7 +3,10 @@ progress, the search/fetch pair, lookups, resources, errors that leave the serve
 
 from __future__ import annotations
 
+import json
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -182,3 +185,22 @@ def test_bad_arguments_are_mcp_errors_and_the_server_keeps_answering(session) ->
         assert result.is_error and expected in result.content[0].text, (name, result.content[0].text)
     assert "no chunk 'nope'" in str(resource_error)
     assert not after.is_error and after.structured_content["results"]
+
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "mcp_tools.json"
+
+
+def test_the_tool_schemas_hosts_see_match_the_snapshot(session) -> None:
+    """The tools' names, descriptions and input and output schemas are a contract with hosts: changing them is
+    deliberate (LIT3R_UPDATE_SNAPSHOTS=1 rewrites the snapshot)."""
+
+    async def body(client):
+        return (await client.list_tools()).tools
+
+    schema = [
+        {"name": t.name, "description": t.description, "input": t.input_schema, "output": t.output_schema}
+        for t in run(session, body)
+    ]
+    if os.environ.get("LIT3R_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    assert schema == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
