@@ -118,13 +118,18 @@ def build_server(
         name, title="lit3r: cited answers over scientific papers", instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
+    def tool(fn):
+        """Register ``fn`` as a read-only tool; its docstring, as one paragraph, is the description."""
+        server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()), annotations=READ_ONLY)
+        return fn
+
     def lookup(call, *args, **kwargs):
         try:
             return call(session, *args, **kwargs)
         except (corpus.NotFound, ValueError) as exc:
             raise ToolError(str(exc)) from exc
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def ask(
         question: Question,
         ctx: Context,
@@ -167,7 +172,7 @@ def build_server(
             raise ToolError(str(outcome[0])) from outcome[0]
         return outcome[0]
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def search(
         query: Annotated[str, Field(min_length=1, max_length=2000, description="What to look for.")],
         k: Annotated[int, Field(ge=1, le=100, description="How many chunks.")] = 10,
@@ -180,21 +185,21 @@ def build_server(
         title and the chunk's locator, its text and score. Retrieval only: no answer is written."""
         return lookup(corpus.search, query, k, mode, papers)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def fetch(
         id: Annotated[str, Field(min_length=1, max_length=500, description="A chunk id or a paper id.")],
     ) -> FetchedDocument:
         """The full text of one chunk (by chunk id, as search returns) or of one paper (by paper id)."""
         return lookup(corpus.fetch, id)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def get_chunk(
         chunk_id: Annotated[str, Field(min_length=1, max_length=500, description="A chunk id, e.g. 'p1::c0003'.")],
     ) -> ChunkView:
         """One chunk: text, type, locator, its paper, and the ids of the chunks before and after it."""
         return lookup(corpus.get_chunk, chunk_id)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def list_papers(
         contains: Annotated[str | None, Field(max_length=500, description="Keep titles or ids holding this.")] = None,
         offset: Annotated[int, Field(ge=0, description="Skip this many papers.")] = 0,
@@ -203,7 +208,7 @@ def build_server(
         """The papers of the corpus (id, title, year, venue, authors, chunk count), sorted by id, one page."""
         return lookup(corpus.list_papers, contains, offset, limit)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def get_paper(
         paper_id: Annotated[str, Field(min_length=1, max_length=500, description="A paper id (list_papers).")],
     ) -> PaperView:
@@ -211,12 +216,12 @@ def build_server(
         papers where possible) and the corpus papers that cite it."""
         return lookup(corpus.get_paper, paper_id)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def corpus_status() -> CorpusStatus:
         """How many papers and chunks the corpus holds, the index, the reranker, the gate and the chat model."""
         return lookup(corpus.corpus_status)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     def get_trace(
         trace_id: Annotated[str, Field(min_length=1, max_length=200, description="The trace_id ask returned.")],
         events: Annotated[bool, Field(description="Also return every event with its data (large).")] = False,
