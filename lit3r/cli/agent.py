@@ -94,12 +94,9 @@ def answer_document(answer: Answer) -> dict:
     return document
 
 
-@trace_app.command("show")
-def trace_show(
-    trace_id: Annotated[str, typer.Argument(help="A trace id (file name without .json) or a trace file path.")],
-) -> None:
-    """Render a trace as a readable timeline."""
-    from lit3r.app.traces import render_timeline, trace_path
+def find_trace(trace_id: str) -> Path:
+    """The file of a trace given by id (under the home) or by path; exits with an error naming both if none."""
+    from lit3r.app.traces import trace_path
 
     path = Path(trace_id)
     if not path.is_file():
@@ -107,6 +104,17 @@ def trace_show(
         path = trace_path(state.settings, trace_id.removesuffix(".json"))
     if not path.is_file():
         fail(f"no trace {trace_id!r} (looked for {path})")
+    return path
+
+
+@trace_app.command("show")
+def trace_show(
+    trace_id: Annotated[str, typer.Argument(help="A trace id (file name without .json) or a trace file path.")],
+) -> None:
+    """Render a trace as a readable timeline."""
+    from lit3r.app.traces import render_timeline
+
+    path = find_trace(trace_id)
     try:
         out.print(printable(render_timeline(path)), highlight=False, markup=False)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:  # bad JSON, or JSON of another shape

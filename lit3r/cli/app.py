@@ -52,6 +52,8 @@ err = Console(stderr=True, soft_wrap=True)
 
 class State:
     settings: Settings
+    preset: str | None = None
+    """The ``--preset`` given (``lit3r mcp config`` passes it on)."""
 
 
 state = State()
@@ -67,6 +69,7 @@ def main(
     level = logging.DEBUG if verbose else logging.WARNING
     handler = RichHandler(console=err, show_path=False, level=level)  # libraries that set DEBUG on their own
     logging.basicConfig(level=level, format="%(message)s", handlers=[handler])  # loggers (bm25s) stay quiet
+    state.preset = preset
     try:
         state.settings = load_settings(preset, home=home)
     except (ValueError, ValidationError) as exc:

@@ -367,6 +367,8 @@ class LLM:
         prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
         cost = self.settings.cost(prompt_tokens, completion_tokens)
         event["output"] = message.text
+        if logprobs := message.response_metadata.get("logprobs"):  # what a judge or reranker scored from
+            event["logprobs"] = logprobs
         event["tool_calls"] = [{"name": c["name"], "args": c["args"], "id": c.get("id")} for c in message.tool_calls]
         event.update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost=cost)
         if self.budget is not None:

@@ -27,6 +27,8 @@ LAYERS: dict[str, int] = {
     # the application and what stands on it
     "app": 4,
     "evals": 5,
+    "mcp": 5,
+    "platform": 5,
     "cli": 6,
 }
 """Each top-level part of lit3r and its floor; a module may import its own floor and the floors below."""
