@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import Literal
 
-from lit3r.models import Answer, Chunk, Citation
+from lit3r.models import Answer, Chunk
+from lit3r.tools.reader.forms import typed_answer
+from lit3r.tools.reader.question import AnswerForm, answer_form
+from lit3r.tools.reader.quotes import OPTION_SEPARATOR, Candidate, candidates, render
 from lit3r.tools.reader.scoring import lexical_scores, query_terms, terms
-from lit3r.tools.reader.sentences import Unit, chunk_units, split_sentences
-from lit3r.tools.reader.validate import MARKER, insufficient_answer
+from lit3r.tools.reader.validate import insufficient_answer
+
+FormChoice = Literal["auto"] | AnswerForm
+"""``"auto"`` (the form the question asks for) or one :data:`~lit3r.tools.reader.question.AnswerForm`."""
 
 Scorer = Callable[[str, list[str]], list[float]]
 """``scorer(question, texts) -> one score per text``, higher is better (e.g. ``Reranker.score``)."""
@@ -30,33 +35,7 @@ Scorer = Callable[[str, list[str]], list[float]]
 REDUNDANCY = 0.8
 """Two sentences whose term sets have at least this Jaccard similarity are redundant."""
 
-OPTION_SEPARATOR = " — "
-"""Between the chosen option and its supporting sentence in a multiple-choice answer."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A unit of one evidence chunk, ready to score."""
-
-    rank: int
-    chunk: Chunk
-    unit: Unit
-
-    @property
-    def text(self) -> str:
-        """The verbatim unit text (what is quoted)."""
-        return self.chunk.text[self.unit.start : self.unit.end]
-
-    @property
-    def scoring_text(self) -> str:
-        """The unit with its context (a table row with caption and header), what the scorer sees."""
-        return f"{self.text}\n{self.unit.context}" if self.unit.context else self.text
-
-
-def candidates(evidence: Sequence[Chunk]) -> list[Candidate]:
-    """Every quotable unit of the evidence, in evidence order then position."""
-    found = [Candidate(rank, chunk, unit) for rank, chunk in enumerate(evidence) for unit in chunk_units(chunk)]
-    return [c for c in found if not MARKER.search(c.text)]
+__all__ = ["OPTION_SEPARATOR", "Candidate", "Scorer", "candidates", "extractive_answer", "render", "select"]
 
 
 def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, relative_floor: float) -> list[Candidate]:
@@ -83,30 +62,6 @@ def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, rela
 def _redundant(a: set[str], b: set[str]) -> bool:
     """Whether two term sets overlap by at least :data:`REDUNDANCY` (Jaccard)."""
     return bool(a | b) and len(a & b) / len(a | b) >= REDUNDANCY
-
-
-def render(question: str, chosen: list[Candidate], prefix: str = "") -> Answer:
-    """The answer text ``"<sentence> [1] <sentence> [2]"`` and one citation per distinct chunk.
-
-    A chosen unit of several sentences (a caption, a paragraph's closing lines) gets its marker after each
-    of them, so every sentence of the answer is a claim that names its source. A chunk's quote runs from
-    its first chosen unit to its last, so it is one verbatim slice.
-    """
-    numbers: dict[str, int] = {}
-    spans: dict[str, tuple[Chunk, int, int]] = {}
-    parts = []
-    for candidate in chosen:
-        chunk, unit = candidate.chunk, candidate.unit
-        number = numbers.setdefault(chunk.id, len(numbers) + 1)
-        _, start, end = spans.get(chunk.id, (chunk, unit.start, unit.end))
-        spans[chunk.id] = (chunk, min(start, unit.start), max(end, unit.end))
-        sentences = [candidate.text[s:e] for s, e in split_sentences(candidate.text)] or [candidate.text]
-        parts.extend(f"{sentence} [{number}]" for sentence in sentences)
-    citations = [
-        Citation(number=numbers[cid], chunk_id=cid, paper_id=c.paper_id, locator=c.locator, quote=c.text[s:e])
-        for cid, (c, s, e) in spans.items()
-    ]
-    return Answer(question=question, text=prefix + " ".join(parts), citations=citations, sufficient=True)
 
 
 def _distinctive_terms(options: Sequence[str]) -> list[set[str]]:
@@ -145,6 +100,7 @@ def extractive_answer(
     scorer: Scorer | None = None,
     min_score: float = 0.0,
     relative_floor: float = 0.5,
+    form: FormChoice = "auto",
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -157,6 +113,8 @@ def extractive_answer(
         scorer: Sentence scorer, default :func:`~lit3r.tools.reader.scoring.lexical_scores`.
         min_score: A sentence must score above this to be used (lower it for scorers with negative scores).
         relative_floor: A sentence must score at least this fraction of the best score (when that is positive).
+        form: The answer's form (:mod:`lit3r.tools.reader.question`): ``"auto"`` reads it from the question;
+            ``"sentence"`` quotes whole sentences whatever the question.
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
@@ -173,6 +131,9 @@ def extractive_answer(
         option, candidate = choice
         answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
         return answer.model_copy(update={"option": option})
-    scores = scorer(question, [c.scoring_text for c in pool])
-    chosen = select(list(zip(pool, scores, strict=True)), max_sentences, min_score, relative_floor)
-    return render(question, chosen) if chosen else insufficient_answer(question)
+    scored = list(zip(pool, scorer(question, [c.scoring_text for c in pool]), strict=True))
+    kind = answer_form(question) if form == "auto" else form
+    chosen = select(scored, 1 if kind != "sentence" else max_sentences, min_score, relative_floor)
+    if not chosen:
+        return insufficient_answer(question)
+    return typed_answer(question, kind, chosen[0]) or render(question, chosen)
