@@ -5,6 +5,8 @@ Every expected value below is worked out by hand from the rule it tests (see eac
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from lit3r.grounding.claims import split_claims
@@ -12,10 +14,11 @@ from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Answer, Chunk, Locator
 from lit3r.tools.reader import extractive_answer, repair_citations, validate_answer
-from lit3r.tools.reader.polarity import negation_cues, yes_or_no
+from lit3r.tools.reader.extractive import AUTO_SHAPED
+from lit3r.tools.reader.polarity import cue_spans, negation_cues, yes_or_no
 from lit3r.tools.reader.question import answer_form, implicit_options, is_negated
 from lit3r.tools.reader.scoring import query_terms
-from lit3r.tools.reader.spans import answer_span, clauses, number_span
+from lit3r.tools.reader.spans import answer_span, clauses, covering_span, number_span
 
 
 def chunk(cid: str, text: str, type: str = "text") -> Chunk:
@@ -37,10 +40,11 @@ RESULTS = chunk(
 LOOKUP = {c.id: c for c in (DATA, RESULTS)}.get
 
 
-def verified(answer: Answer) -> Answer:
+def verified(answer: Answer, *extra: Chunk) -> Answer:
     """The answer after the agent's own checks: citation repair, then claim verification with the exact judge."""
-    repaired = repair_citations(answer, LOOKUP)
-    checked, _ = verify_answer(repaired, lambda cid: LOOKUP(cid).text, ExactJudge())
+    lookup = {c.id: c for c in (DATA, RESULTS, *extra)}.get
+    repaired = repair_citations(answer, lookup)
+    checked, _ = verify_answer(repaired, lambda cid: lookup(cid).text, ExactJudge())
     return checked
 
 
@@ -113,19 +117,61 @@ def test_yes_or_no(question: str, sentence: str, expected: str) -> None:
     assert yes_or_no(question, sentence) == expected
 
 
-def test_yes_no_answer_quotes_the_deciding_sentence_and_passes_every_check() -> None:
+def test_yes_no_answer_quotes_the_deciding_words_and_passes_every_check() -> None:
     answer = extractive_answer("Does the reader use pretrained embeddings?", [DATA, RESULTS])
     sentence = "The reader does not use pretrained embeddings."
-    assert (answer.text, answer.option) == (f"No — {sentence} [1]", "No")
+    # The shortest stretch holding the question's terms (reader, use, pretrain, embed) and the negation cue.
+    words = "reader does not use pretrained embeddings"
+    assert (answer.text, answer.option) == (f"No — {words} [1]", "No")
     assert [(c.chunk_id, c.quote) for c in answer.citations] == [(DATA.id, sentence)]
     assert validate_answer(answer, LOOKUP) == []  # "No" is one of the question's implicit options
     # The claim splitter leaves the "No — " out, so the claim is the quote, and the exact judge keeps it.
-    assert [(c.text, c.citations) for c in split_claims(answer)] == [(sentence, (1,))]
+    assert [(c.text, c.citations) for c in split_claims(answer)] == [(words, (1,))]
     checked = verified(answer)
     assert (checked.text, checked.supported_fraction) == (answer.text, 1.0)
     affirmative = extractive_answer("Is the baseline a bidirectional LSTM?", [DATA])
     assert affirmative.option == "Yes"
-    assert affirmative.text == "Yes — Our baseline is a bidirectional LSTM (BiLSTM) with attention. [1]"
+    assert affirmative.text == "Yes — baseline is a bidirectional LSTM [1]"
+    assert affirmative.citations[0].quote == "Our baseline is a bidirectional LSTM (BiLSTM) with attention."
+
+
+def test_yes_no_reads_the_clause_about_the_question() -> None:
+    mixed = chunk("toy::c4", "In all experiments we use BERT as the encoder, but not for the French data.")
+    answer = extractive_answer("Do they use BERT?", [mixed])
+    # ", but" opens another clause; the negation there is about French, not about using BERT.
+    assert (answer.text, answer.option) == ("Yes — use BERT [1]", "Yes")
+    assert verified(answer, mixed).supported_fraction == 1.0
+    french = extractive_answer("Do they use BERT for French?", [mixed])
+    assert french.option == "Yes"  # "BERT" and "French" sit in different clauses; the first with most terms wins
+
+
+def test_covering_span() -> None:
+    text = "In all experiments we use the BERT encoder, and BERT is fine-tuned."
+    terms = query_terms("Do they use BERT?")
+    assert text[slice(*covering_span(text, (0, len(text)), terms))] == "use the BERT"
+    negated = "We did not use BERT."
+    cues = cue_spans(negated)
+    assert negated[slice(*covering_span(negated, (0, len(negated)), terms, keep=cues))] == "not use BERT"
+    assert covering_span("Nothing relevant.", (0, 17), terms) is None
+
+
+def test_body_before_abstract() -> None:
+    abstract = Chunk(
+        id="toy::c0",
+        paper_id="toy",
+        type="title_abstract",
+        text="ToyQA\n\nWe introduce ToyQA, a dataset of questions.",
+        locator=Locator(),
+    )
+    body = chunk("toy::c5", "The ToyQA dataset has 1,240 questions from 3,100 papers.")
+    question = "What dataset do they introduce?"
+    # The abstract shares more of the question's words, but the body matches too: the body is quoted.
+    assert extractive_answer(question, [abstract, body], form="sentence", prefer_body=False).citations[0].chunk_id == (
+        abstract.id
+    )
+    assert extractive_answer(question, [abstract, body], form="sentence").citations[0].chunk_id == body.id
+    # When only the abstract matches, it answers.
+    assert extractive_answer(question, [abstract, RESULTS], form="sentence").citations[0].chunk_id == abstract.id
 
 
 def test_yes_no_options_only_for_polar_questions() -> None:
@@ -214,7 +260,9 @@ def test_number_span(question: str, sentence: str, expected: str | None) -> None
     ],
 )
 def test_span_answers_quote_the_sentence_and_survive_verification(question: str, text: str, quote: str) -> None:
-    answer = extractive_answer(question, [DATA, RESULTS])
+    form = answer_form(question)
+    assert form in ("quantity", "span")
+    answer = extractive_answer(question, [DATA, RESULTS], form=form)
     assert answer.text == f"{text} [1]" and answer.option is None
     assert len(answer.citations) == 1 and answer.citations[0].quote == quote
     assert validate_answer(answer, LOOKUP) == []
@@ -224,8 +272,18 @@ def test_span_answers_quote_the_sentence_and_survive_verification(question: str,
 
 def test_no_span_falls_back_to_the_sentence() -> None:
     restating = chunk("toy::c3", "They use a baseline.")
-    answer = extractive_answer("What baseline do they use?", [restating])
+    answer = extractive_answer("What baseline do they use?", [restating], form="span")
     assert answer.text == "They use a baseline. [1]"
+
+
+def test_auto_shapes_yes_no_and_quotes_sentences_otherwise() -> None:
+    # Measured on QASPER: Yes/No pays, numbers and short spans do not (AUTO_SHAPED), so "auto" quotes sentences.
+    assert AUTO_SHAPED == {"boolean"}
+    for question in ("How do they build the benchmark?", "What is the baseline?", "How many questions are there?"):
+        auto = extractive_answer(question, [DATA, RESULTS])
+        assert auto == extractive_answer(question, [DATA, RESULTS], form="sentence")
+        assert re.search(r"\. \[\d\]$", auto.text) and auto.option is None
+    assert extractive_answer("Is the baseline a bidirectional LSTM?", [DATA]).option == "Yes"
 
 
 def test_sentence_form_and_explicit_forms() -> None:

@@ -29,6 +29,15 @@ from lit3r.tools.reader.validate import insufficient_answer
 FormChoice = Literal["auto"] | AnswerForm
 """``"auto"`` (the form the question asks for) or one :data:`~lit3r.tools.reader.question.AnswerForm`."""
 
+AUTO_SHAPED: frozenset[AnswerForm] = frozenset({"boolean"})
+"""The forms ``form="auto"`` answers in their own shape; questions of the other forms get whole sentences.
+
+Chosen by measurement (``benchmarks/bench_reader_rules.py``, two-fold cross-validation over QASPER papers;
+docs/BENCHMARKS.md): "Yes"/"No" pays; the number and the short span did not beat whole sentences on QASPER,
+whose reference answers are long enough that cutting the sentence loses more words than it saves. They stay
+available as ``form="quantity"`` and ``form="span"``.
+"""
+
 Scorer = Callable[[str, list[str]], list[float]]
 """``scorer(question, texts) -> one score per text``, higher is better (e.g. ``Reranker.score``)."""
 
@@ -57,6 +66,18 @@ def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, rela
         if len(chosen) == k:
             break
     return sorted(chosen, key=lambda c: (c.rank, c.unit.start))
+
+
+def body_first(scored: list[tuple[Candidate, float]], min_score: float) -> list[tuple[Candidate, float]]:
+    """The scored units without the title-abstract ones, unless only those score above ``min_score``.
+
+    An abstract summarises the paper in the words a question about it is likely to use, so its sentences
+    match a question as well as or better than the body's, while the details the question asks for (the
+    dataset's name, the number, the condition) are stated in the body. The body's best match is
+    quoted when there is one; the abstract answers when nothing else does.
+    """
+    body = [(c, s) for c, s in scored if c.chunk.type != "title_abstract"]
+    return body if any(s > min_score for _, s in body) else scored
 
 
 def _redundant(a: set[str], b: set[str]) -> bool:
@@ -101,6 +122,7 @@ def extractive_answer(
     min_score: float = 0.0,
     relative_floor: float = 0.5,
     form: FormChoice = "auto",
+    prefer_body: bool = True,
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -113,8 +135,10 @@ def extractive_answer(
         scorer: Sentence scorer, default :func:`~lit3r.tools.reader.scoring.lexical_scores`.
         min_score: A sentence must score above this to be used (lower it for scorers with negative scores).
         relative_floor: A sentence must score at least this fraction of the best score (when that is positive).
-        form: The answer's form (:mod:`lit3r.tools.reader.question`): ``"auto"`` reads it from the question;
-            ``"sentence"`` quotes whole sentences whatever the question.
+        form: The answer's form (:mod:`lit3r.tools.reader.question`): ``"auto"`` reads it from the question
+            and shapes the forms in :data:`AUTO_SHAPED`; ``"sentence"`` quotes whole sentences whatever the
+            question; ``"boolean"``, ``"quantity"``, ``"span"`` force that shape.
+        prefer_body: Quote the abstract only when no body unit scores above ``min_score`` (:func:`body_first`).
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
@@ -132,7 +156,10 @@ def extractive_answer(
         answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
         return answer.model_copy(update={"option": option})
     scored = list(zip(pool, scorer(question, [c.scoring_text for c in pool]), strict=True))
-    kind = answer_form(question) if form == "auto" else form
+    if prefer_body:
+        scored = body_first(scored, min_score)
+    kind = form if form != "auto" else answer_form(question)
+    kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
     chosen = select(scored, 1 if kind != "sentence" else max_sentences, min_score, relative_floor)
     if not chosen:
         return insufficient_answer(question)

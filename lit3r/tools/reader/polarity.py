@@ -30,15 +30,21 @@ _CUES = re.compile(
 )
 _NOT_NEGATING = re.compile(
     r"\bnot only\b|\bnot just\b|\bno (?:longer|more|less|fewer) than\b|\bwhether or not\b|\bif not\b"
-    r"|\bnot to mention\b|\bno doubt\b|\bnot necessarily\b",
+    r"|\bnot to mention\b|\bno doubt\b",
     re.IGNORECASE,
 )
 
 
+def cue_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Offsets of the negation cues in ``text[start:end]``, in order (expressions that only look negative left out)."""
+    end = len(text) if end is None else end
+    kept = _NOT_NEGATING.sub(lambda m: " " * len(m.group(0)), text[start:end])
+    return [(start + m.start(), start + m.end()) for m in _CUES.finditer(kept)]
+
+
 def negation_cues(sentence: str) -> list[str]:
     """The negation cues of ``sentence``, in order (expressions that only look negative left out)."""
-    kept = _NOT_NEGATING.sub(lambda m: " " * len(m.group(0)), sentence)
-    return [m.group(0) for m in _CUES.finditer(kept)]
+    return [sentence[s:e] for s, e in cue_spans(sentence)]
 
 
 def is_negative(sentence: str) -> bool:

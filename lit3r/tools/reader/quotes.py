@@ -73,12 +73,12 @@ def render(question: str, chosen: list[Candidate], prefix: str = "") -> Answer:
     return Answer(question=question, text=prefix + " ".join(parts), citations=citations, sufficient=True)
 
 
-def render_span(question: str, chunk: Chunk, span: Span, context: Span) -> Answer:
-    """The answer ``"<chunk.text[span]> [1]"``, citing ``chunk`` with the sentence ``chunk.text[context]`` as quote."""
+def render_span(question: str, chunk: Chunk, span: Span, context: Span, prefix: str = "") -> Answer:
+    """The answer ``"<prefix><chunk.text[span]> [1]"``, citing ``chunk`` with the sentence ``chunk.text[context]``."""
     if not (context[0] <= span[0] < span[1] <= context[1]):
         raise ValueError(f"span {span} is not inside its context {context}")
     citation = Citation(
         number=1, chunk_id=chunk.id, paper_id=chunk.paper_id, locator=chunk.locator, quote=chunk.text[slice(*context)]
     )
-    text = f"{chunk.text[slice(*span)]} [1]"
+    text = f"{prefix}{chunk.text[slice(*span)]} [1]"
     return Answer(question=question, text=text, citations=[citation], sufficient=True)

@@ -24,6 +24,7 @@ question's terms, with the words it counts ("1,240 questions").
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lit3r.tools.reader.scoring import terms
@@ -145,12 +146,18 @@ def trim(text: str, span: Span, question_terms: set[str]) -> Span | None:
     return (start, end) if start < end else None
 
 
+def best_clause(text: str, span: Span, question_terms: set[str]) -> Span:
+    """The clause of the sentence ``text[span]`` sharing the most distinct terms with the question (first on ties)."""
+    parts = clauses(text, *span)
+    if not parts:
+        return span
+    overlap = [len(set(counts) & question_terms) for counts in terms([text[s:e] for s, e in parts])]
+    return parts[overlap.index(max(overlap))]
+
+
 def answer_span(text: str, span: Span, question_terms: set[str]) -> Span | None:
     """The answer-carrying slice of the sentence ``text[span]`` (see the module docstring), or ``None``."""
-    parts = clauses(text, *span)
-    overlap = [len(set(terms([text[s:e]])[0]) & question_terms) for s, e in parts]
-    best = parts[overlap.index(max(overlap))] if parts else span
-    return trim(text, best, question_terms)
+    return trim(text, best_clause(text, span, question_terms), question_terms)
 
 
 def _counted_words(tokens: list[Token], at: int) -> int:
@@ -193,3 +200,37 @@ def number_span(text: str, span: Span, question: str, question_terms: set[str]) 
         if best is None or score > best[0]:
             best = (score, (tokens[i].start, tokens[stop - 1].end))
     return None if best is None else best[1]
+
+
+def covering_span(text: str, span: Span, question_terms: set[str], keep: Sequence[Span] = ()) -> Span | None:
+    """The shortest slice of ``text[span]`` holding every question term it holds at all, and the ``keep`` spans.
+
+    This is the part of a clause that states what a yes/no question asks about ("use BERT" of "In all
+    experiments we use BERT as the encoder" for "Do they use BERT?"); ``keep`` (its negation cues) is
+    taken in, so the quote never drops the word that makes it a "No". ``None`` when no term is there.
+    """
+    tokens = tokenize(text, *span)
+    words = terms([t.text if t.is_word else "" for t in tokens]) if tokens else []
+    found = [set(w) & question_terms for w in words]
+    wanted = set().union(*found) if found else set()
+    if not wanted:
+        return None
+    best: tuple[int, int] | None = None
+    counts: dict[str, int] = {}
+    left = 0
+    for right, have in enumerate(found):
+        for term in have:
+            counts[term] = counts.get(term, 0) + 1
+        while len(counts) == len(wanted):
+            if best is None or right - left < best[1] - best[0]:
+                best = (left, right)
+            for term in found[left]:
+                counts[term] -= 1
+                if not counts[term]:
+                    del counts[term]
+            left += 1
+    assert best is not None
+    start, end = tokens[best[0]].start, tokens[best[1]].end
+    for keep_start, keep_end in keep:
+        start, end = min(start, keep_start), max(end, keep_end)
+    return _balanced(text, start, end, span[1])
