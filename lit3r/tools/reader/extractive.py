@@ -5,6 +5,10 @@ No language model is involved and no word is invented. The evidence chunks are c
 question (default :func:`lit3r.tools.reader.scoring.lexical_scores`, or any
 ``scorer(question, texts) -> scores`` such as a :class:`~lit3r.tools.rerankers.Reranker`'s
 ``score``), and the best few become the answer, each followed by the marker of its chunk.
+The body's units are preferred to the abstract's (:func:`body_first`). A yes/no question is
+answered "Yes — <quoted words> [n]" or "No — ..." (:mod:`lit3r.tools.reader.forms`); the other
+forms of :mod:`lit3r.tools.reader.question` get whole sentences unless ``form`` asks for a
+number or a short span (:data:`AUTO_SHAPED` says why).
 
 A unit is eligible when its score is above ``min_score`` and, when the best score is positive,
 at least ``relative_floor`` times the best score. Units containing a bracketed number (a paper's

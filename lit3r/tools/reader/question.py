@@ -6,7 +6,7 @@ The offline reader quotes; the form decides how much it quotes and whether a "Ye
   ``Do``, ``Does``, ``Did``, ``Can``, ``Could``, ``Has``, ``Have``, ``Had``, ``Will``, ``Would``, ``Should``,
   ``May``, ``Might``, ``Must``, ``Shall``), possibly after a short lead-in ending in a comma ("In the
   experiments, do they ...?"), and offers no alternatives joined by ``or`` ("Is it X or Y?" asks to choose
-  and is a ``span`` question). Answered "Yes" or "No", followed by the quoted sentence that decides it.
+  and is a ``span`` question). Answered "Yes" or "No", followed by the quoted words that decide it.
 * ``quantity``: asks for an amount (``how many``, ``how much``, ``by how much``, ``how large``/``long``/...,
   ``what (is the) number``/``percentage``/``proportion``/...): the quoted number with its unit.
 * ``span``: a factoid question (``what``, ``which``, ``who``, ``whom``, ``whose``, ``where``, ``when``, also
