@@ -1,6 +1,7 @@
 """Reading: turn evidence chunks into a cited answer, and check any reader's answer against the corpus.
 
-* :func:`extractive_answer`: the offline default reader, no language model, verbatim quotes only.
+* :func:`extractive_answer`: the offline default reader, no language model, verbatim quotes only
+  (yes/no questions answered "Yes"/"No" with the quoted words that decide it).
 * :func:`validate_answer` / :func:`repair_citations`: the checks and the deterministic fallback
   every reader's output goes through.
 """

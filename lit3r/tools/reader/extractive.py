@@ -5,6 +5,10 @@ No language model is involved and no word is invented. The evidence chunks are c
 question (default :func:`lit3r.tools.reader.scoring.lexical_scores`, or any
 ``scorer(question, texts) -> scores`` such as a :class:`~lit3r.retrieval.rerankers.Reranker`'s
 ``score``), and the best few become the answer, each followed by the marker of its chunk.
+The body's units are preferred to the abstract's (:func:`body_first`). A yes/no question is
+answered "Yes — <quoted words> [n]" or "No — ..." (:mod:`lit3r.tools.reader.forms`); the other
+forms of :mod:`lit3r.tools.reader.question` get whole sentences unless ``form`` asks for a
+number or a short span (:data:`AUTO_SHAPED` says why).
 
 A unit is eligible when its score is above ``min_score`` and, when the best score is positive,
 at least ``relative_floor`` times the best score. Units containing a bracketed number (a paper's
@@ -17,12 +21,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import Literal
 
-from lit3r.models import Answer, Chunk, Citation
+from lit3r.models import Answer, Chunk
+from lit3r.tools.reader.forms import typed_answer
+from lit3r.tools.reader.question import AnswerForm, answer_form
+from lit3r.tools.reader.quotes import OPTION_SEPARATOR, Candidate, candidates, render
 from lit3r.tools.reader.scoring import lexical_scores, query_terms, terms
-from lit3r.tools.reader.sentences import Unit, chunk_units, split_sentences
-from lit3r.tools.reader.validate import MARKER, insufficient_answer
+from lit3r.tools.reader.validate import insufficient_answer
+
+FormChoice = Literal["auto"] | AnswerForm
+"""``"auto"`` (the form the question asks for) or one :data:`~lit3r.tools.reader.question.AnswerForm`."""
+
+AUTO_SHAPED: frozenset[AnswerForm] = frozenset({"boolean"})
+"""The forms ``form="auto"`` answers in their own shape; questions of the other forms get whole sentences.
+
+Chosen by measurement (``benchmarks/bench_reader_rules.py``, two-fold cross-validation over QASPER papers;
+docs/BENCHMARKS.md): "Yes"/"No" pays; the number and the short span did not beat whole sentences on QASPER,
+whose reference answers are long enough that cutting the sentence loses more words than it saves. They stay
+available as ``form="quantity"`` and ``form="span"``.
+"""
 
 Scorer = Callable[[str, list[str]], list[float]]
 """``scorer(question, texts) -> one score per text``, higher is better (e.g. ``Reranker.score``)."""
@@ -30,33 +48,7 @@ Scorer = Callable[[str, list[str]], list[float]]
 REDUNDANCY = 0.8
 """Two sentences whose term sets have at least this Jaccard similarity are redundant."""
 
-OPTION_SEPARATOR = " — "
-"""Between the chosen option and its supporting sentence in a multiple-choice answer."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A unit of one evidence chunk, ready to score."""
-
-    rank: int
-    chunk: Chunk
-    unit: Unit
-
-    @property
-    def text(self) -> str:
-        """The verbatim unit text (what is quoted)."""
-        return self.chunk.text[self.unit.start : self.unit.end]
-
-    @property
-    def scoring_text(self) -> str:
-        """The unit with its context (a table row with caption and header), what the scorer sees."""
-        return f"{self.text}\n{self.unit.context}" if self.unit.context else self.text
-
-
-def candidates(evidence: Sequence[Chunk]) -> list[Candidate]:
-    """Every quotable unit of the evidence, in evidence order then position."""
-    found = [Candidate(rank, chunk, unit) for rank, chunk in enumerate(evidence) for unit in chunk_units(chunk)]
-    return [c for c in found if not MARKER.search(c.text)]
+__all__ = ["OPTION_SEPARATOR", "Candidate", "Scorer", "candidates", "extractive_answer", "render", "select"]
 
 
 def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, relative_floor: float) -> list[Candidate]:
@@ -80,33 +72,21 @@ def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, rela
     return sorted(chosen, key=lambda c: (c.rank, c.unit.start))
 
 
+def body_first(scored: list[tuple[Candidate, float]], min_score: float) -> list[tuple[Candidate, float]]:
+    """The scored units without the title-abstract ones, unless only those score above ``min_score``.
+
+    An abstract summarises the paper in the words a question about it is likely to use, so its sentences
+    match a question as well as or better than the body's, while the details the question asks for (the
+    dataset's name, the number, the condition) are stated in the body. The body's best match is
+    quoted when there is one; the abstract answers when nothing else does.
+    """
+    body = [(c, s) for c, s in scored if c.chunk.type != "title_abstract"]
+    return body if any(s > min_score for _, s in body) else scored
+
+
 def _redundant(a: set[str], b: set[str]) -> bool:
     """Whether two term sets overlap by at least :data:`REDUNDANCY` (Jaccard)."""
     return bool(a | b) and len(a & b) / len(a | b) >= REDUNDANCY
-
-
-def render(question: str, chosen: list[Candidate], prefix: str = "") -> Answer:
-    """The answer text ``"<sentence> [1] <sentence> [2]"`` and one citation per distinct chunk.
-
-    A chosen unit of several sentences (a caption, a paragraph's closing lines) gets its marker after each
-    of them, so every sentence of the answer is a claim that names its source. A chunk's quote runs from
-    its first chosen unit to its last, so it is one verbatim slice.
-    """
-    numbers: dict[str, int] = {}
-    spans: dict[str, tuple[Chunk, int, int]] = {}
-    parts = []
-    for candidate in chosen:
-        chunk, unit = candidate.chunk, candidate.unit
-        number = numbers.setdefault(chunk.id, len(numbers) + 1)
-        _, start, end = spans.get(chunk.id, (chunk, unit.start, unit.end))
-        spans[chunk.id] = (chunk, min(start, unit.start), max(end, unit.end))
-        sentences = [candidate.text[s:e] for s, e in split_sentences(candidate.text)] or [candidate.text]
-        parts.extend(f"{sentence} [{number}]" for sentence in sentences)
-    citations = [
-        Citation(number=numbers[cid], chunk_id=cid, paper_id=c.paper_id, locator=c.locator, quote=c.text[s:e])
-        for cid, (c, s, e) in spans.items()
-    ]
-    return Answer(question=question, text=prefix + " ".join(parts), citations=citations, sufficient=True)
 
 
 def _distinctive_terms(options: Sequence[str]) -> list[set[str]]:
@@ -145,6 +125,8 @@ def extractive_answer(
     scorer: Scorer | None = None,
     min_score: float = 0.0,
     relative_floor: float = 0.5,
+    form: FormChoice = "auto",
+    prefer_body: bool = True,
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -157,6 +139,10 @@ def extractive_answer(
         scorer: Sentence scorer, default :func:`~lit3r.tools.reader.scoring.lexical_scores`.
         min_score: A sentence must score above this to be used (lower it for scorers with negative scores).
         relative_floor: A sentence must score at least this fraction of the best score (when that is positive).
+        form: The answer's form (:mod:`lit3r.tools.reader.question`): ``"auto"`` reads it from the question
+            and shapes the forms in :data:`AUTO_SHAPED`; ``"sentence"`` quotes whole sentences whatever the
+            question; ``"boolean"``, ``"quantity"``, ``"span"`` force that shape.
+        prefer_body: Quote the abstract only when no body unit scores above ``min_score`` (:func:`body_first`).
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
@@ -173,6 +159,12 @@ def extractive_answer(
         option, candidate = choice
         answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
         return answer.model_copy(update={"option": option})
-    scores = scorer(question, [c.scoring_text for c in pool])
-    chosen = select(list(zip(pool, scores, strict=True)), max_sentences, min_score, relative_floor)
-    return render(question, chosen) if chosen else insufficient_answer(question)
+    scored = list(zip(pool, scorer(question, [c.scoring_text for c in pool]), strict=True))
+    if prefer_body:
+        scored = body_first(scored, min_score)
+    kind = form if form != "auto" else answer_form(question)
+    kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
+    chosen = select(scored, 1 if kind != "sentence" else max_sentences, min_score, relative_floor)
+    if not chosen:
+        return insufficient_answer(question)
+    return typed_answer(question, kind, chosen[0]) or render(question, chosen)

@@ -10,8 +10,9 @@ is one string starting with a stable kind followed by ``": "``:
 * ``duplicate-number``: two citations share a number;
 * ``dangling-marker``: a marker ``[n]`` in the text has no citation;
 * ``unused-citation``: a citation is never referenced by a marker;
-* ``invalid-option``: the chosen option is not among the options (or options were chosen
-  without any being offered, or none was chosen when some were);
+* ``invalid-option``: the chosen option is not among the options (or an option was chosen
+  without any being offered, unless the question is a yes/no question answered "Yes" or "No",
+  or none was chosen when some were);
 * ``empty-answer``: an answer marked sufficient has no text besides markers;
 * ``uncited-answer``: an answer marked sufficient cites nothing.
 
@@ -30,6 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from lit3r.models import ABSTENTION, Answer, Chunk, Citation
+from lit3r.tools.reader.question import implicit_options
 
 ChunkLookup = Callable[[str], Chunk | None]
 """Chunk id -> chunk, or ``None`` when the id is not in the corpus (e.g. ``index.chunk_by_id.get``)."""
@@ -92,7 +94,16 @@ def marker_problems(answer: Answer) -> list[str]:
 
 
 def option_problems(answer: Answer, options: Sequence[str] | None) -> list[str]:
-    """A chosen option that was not offered, or a sufficient multiple-choice answer without one."""
+    """A chosen option that was not offered, or a sufficient multiple-choice answer without one.
+
+    Without options, a yes/no question offers its implicit two ("Yes", "No";
+    :func:`lit3r.tools.reader.question.implicit_options`); any other question offers none.
+    """
+    if not options and answer.option is not None:
+        options = implicit_options(answer.question)
+        if answer.option not in options:
+            return [f"invalid-option: {answer.option!r} is not one of the options {list(options)!r}"]
+        return []
     if answer.option is not None and (not options or answer.option not in options):
         return [f"invalid-option: {answer.option!r} is not one of the options {list(options or [])!r}"]
     if options and answer.option is None and answer.sufficient:

@@ -1,0 +1,295 @@
+"""The offline reader's rules, one at a time, replayed on the evidence an evaluation run gave the reader.
+
+Run from the repository root, after ``lit3r eval qasper DATA --answers [--in-paper]`` has written its traces
+(``<home>/evals/<hash>/traces/``; move each run's traces to a folder of its own)::
+
+    python benchmarks/bench_reader_rules.py DATA --traces bench-out/traces-in-paper \
+        --run-predictions bench-out/pred-in.jsonl --out bench-out/rules-in.json
+
+Every trace's ``read`` step names the chunks the agent gave the reader and whether the gate let it read.
+The traces are matched, in time order, to the run's questions (file order, as ``eval qasper`` answers
+them; a question text that differs is an error; a run stopped early gives its first questions). Each
+reader variant answers every question from those chunks exactly as the agent does after retrieval
+(reader, citation repair, claim verification with the exact judge, which drops an unsupported
+sentence), and the predictions are scored with the official QASPER rules. With ``--run-predictions``
+the replayed baseline is compared with the run's own predictions (they should all be identical: the
+replay is the agent's reader stage, not an approximation of it).
+
+Papers are split into two halves by a hash of their id (``sha256(paper_id)``, first byte even or odd).
+Each family in :data:`FAMILIES` varies one rule; for each half the member with the best Answer F1 on
+the *other* half is scored on this one, so a choice is never scored on the questions it was chosen on.
+Retrieval is not rerun, so the figures isolate the reader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from lit3r.corpus.store import CorpusStore
+from lit3r.evals import qasper_score
+from lit3r.evals.answers import CachedPapers, answer_text, evidence_paragraphs, gold_subset
+from lit3r.evals.qasper import QasperQuestion, load_questions
+from lit3r.grounding.judges import ExactJudge
+from lit3r.grounding.verify import verify_answer
+from lit3r.index.corpus_index import CorpusIndex
+from lit3r.models import Answer, Chunk
+from lit3r.settings import load_settings
+from lit3r.tools.reader import extractive_answer, forms, insufficient_answer, repair_citations
+from lit3r.tools.reader.extractive import body_first
+from lit3r.tools.reader.question import answer_form
+from lit3r.tools.reader.quotes import candidates
+from lit3r.tools.reader.scoring import lexical_scores, query_terms, terms
+
+
+@dataclass(frozen=True)
+class Replay:
+    """One question as the reader saw it in the run."""
+
+    question: QasperQuestion
+    evidence: list[Chunk]
+    sufficient: bool
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A reader configuration: keyword arguments of :func:`extractive_answer`, forms it answers as other forms,
+    and the quote of a yes/no answer (:data:`lit3r.tools.reader.forms.POLAR_QUOTE`)."""
+
+    name: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    recast: tuple[tuple[str, str], ...] = ()
+    """Forms answered as another form: ``(("quantity", "span"),)`` reads number questions as span questions."""
+    polar_quote: str = "window"
+    abstain_below: float = 0.0
+    """Abstain when the quoted unit's question-term coverage (:func:`coverage`) is below this (0: never)."""
+
+    def but(self, name: str, **changes: Any) -> Variant:
+        """This variant with some fields changed (``kwargs`` merged)."""
+        kwargs = {**self.kwargs, **changes.pop("kwargs", {})}
+        return replace(self, name=name, kwargs=kwargs, **changes)
+
+
+def half(paper_id: str) -> int:
+    """0 or 1: the half of the papers this paper falls in."""
+    return hashlib.sha256(paper_id.encode()).digest()[0] % 2
+
+
+def read_step(trace: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The data of the trace's (last) ``read`` step."""
+    steps = [e for e in trace.get("events") or [] if e.get("name") == "read" or e.get("type") == "read"]
+    if not steps:
+        raise ValueError(f"trace {trace.get('id')} has no read step")
+    return steps[-1].get("data") or {}
+
+
+def load_replays(data: Path, traces: Path, index: CorpusIndex) -> list[Replay]:
+    """The run's questions with the evidence their traces name (see the module docstring)."""
+    questions = [q for q in load_questions(data) if q.paper_id in index.papers and q.annotations]
+    documents = [json.loads(p.read_text(encoding="utf-8")) for p in traces.glob("*.json")]
+    documents.sort(key=lambda d: min(e["started_at"] for e in d["events"]))
+    if len(documents) > len(questions):
+        raise SystemExit(f"{traces}: {len(documents)} traces for {len(questions)} questions")
+    questions = questions[: len(documents)]  # a run stopped early answered the first questions, in file order
+    replays = []
+    for question, trace in zip(questions, documents, strict=True):
+        if " ".join(question.text.split()) != trace.get("question"):
+            raise SystemExit(
+                f"{traces}: trace {trace.get('id')} is for {trace.get('question')!r}, not {question.text!r}"
+            )
+        step = read_step(trace)
+        evidence = [index.chunk_by_id[c] for c in step.get("evidence") or []]
+        replays.append(Replay(question, evidence, bool(step.get("sufficient"))))
+    return replays
+
+
+def answer(replay: Replay, variant: Variant, lookup: Callable[[str], Chunk | None]) -> Answer:
+    """The reader's answer after citation repair and claim verification, as the agent returns it."""
+    question = " ".join(replay.question.text.split())
+    kwargs = dict(variant.kwargs)
+    recast = dict(variant.recast).get(answer_form(question))
+    if recast and kwargs.get("form", "auto") == "auto":
+        kwargs["form"] = recast
+    forms.POLAR_QUOTE = variant.polar_quote
+    found = extractive_answer(question, replay.evidence, sufficient=replay.sufficient, **kwargs)
+    if variant.abstain_below and found.sufficient and coverage(question, replay.evidence) < variant.abstain_below:
+        found = insufficient_answer(question)
+    found = repair_citations(found, lookup)
+    verified, _ = verify_answer(found, lambda c: (lookup(c) or Chunk.model_construct(text=None)).text, ExactJudge())
+    return verified
+
+
+def coverage(question: str, evidence: Sequence[Chunk]) -> float:
+    """The share of the question's terms, weighted by BM25 idf over the evidence units, in the best-scoring unit.
+
+    A term the evidence never mentions gets the largest weight (``df = 0``). 1.0 when the question has no terms.
+    """
+    pool = candidates(evidence)
+    query = query_terms(question)
+    if not pool or not query:
+        return 1.0 if not query else 0.0
+    scored = body_first(list(zip(pool, lexical_scores(question, [c.scoring_text for c in pool]), strict=True)), 0.0)
+    pool = [c for c, _ in scored]
+    unit_terms = terms([c.text for c in pool])
+    best = unit_terms[max(range(len(pool)), key=lambda i: (scored[i][1], -i))]
+    df = Counter(t for ts in unit_terms for t in set(ts) & query)
+    weight = {t: math.log(1.0 + (len(pool) - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+    return sum(w for t, w in weight.items() if t in best) / sum(weight.values())
+
+
+def score(
+    replays: Sequence[Replay], answers: Sequence[Answer], gold: Mapping[str, Any], papers: CachedPapers
+) -> dict[str, Any]:
+    """Official QASPER scores of the answers, plus abstention counts."""
+    predictions = {
+        r.question.id: {"predicted_answer": answer_text(a), "predicted_evidence": evidence_paragraphs(a, papers)}
+        for r, a in zip(replays, answers, strict=True)
+    }
+    subset = gold_subset(gold, predictions)
+    scores = qasper_score.score_predictions(subset, predictions)
+    abstained = [r for r, a in zip(replays, answers, strict=True) if not a.sufficient]
+    some_unanswerable = [r for r in replays if any(a.get("unanswerable") for a in r.question.annotations)]
+    hits = sum(any(a.get("unanswerable") for a in r.question.annotations) for r in abstained)
+    return {
+        "answer_f1": round(scores["answer_f1"], 4),
+        "answer_f1_by_type": {k: round(v, 4) for k, v in scores["answer_f1_by_type"].items()},
+        "questions_by_type": scores["questions_by_type"],
+        "evidence_f1": round(scores["evidence_f1"], 4),
+        "questions": scores["questions"],
+        "abstained": len(abstained),
+        "abstention_precision": round(hits / len(abstained), 4) if abstained else None,
+        "abstention_recall": round(hits / len(some_unanswerable), 4) if some_unanswerable else None,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path, help="the QASPER file the run evaluated")
+    parser.add_argument("--traces", type=Path, required=True, help="the run's trace folder")
+    parser.add_argument("--home", type=Path, default=Path(".lit3r"), help="the --home of the run")
+    parser.add_argument("--out", type=Path, help="write the JSON report here as well")
+    parser.add_argument(
+        "--run-predictions", type=Path, help="the run's predictions file: check that the replayed baseline equals it"
+    )
+    args = parser.parse_args(argv)
+    from lit3r.cli.evaluate import eval_settings
+
+    settings = eval_settings(load_settings(home=args.home), args.data)
+    index = CorpusIndex.open(settings)
+    replays = load_replays(args.data, args.traces, index)
+    gold = qasper_score.load_gold(args.data)
+    lookup = index.chunk_by_id.get
+    report: dict[str, Any] = {"data": str(args.data), "traces": str(args.traces), "questions": len(replays)}
+    with CorpusStore(settings.home) as store:
+        papers = CachedPapers(store.get)
+        rows: dict[str, dict[str, Any]] = {}
+        for variant in {v.name: v for family in FAMILIES.values() for v in family}.values():  # each once
+            answers = [answer(r, variant, lookup) for r in replays]
+            row = {"all": score(replays, answers, gold, papers)}
+            for h in (0, 1):
+                chosen = [(r, a) for r, a in zip(replays, answers, strict=True) if half(r.question.paper_id) == h]
+                row[f"half{h}"] = score([r for r, _ in chosen], [a for _, a in chosen], gold, papers)
+            rows[variant.name] = row
+            if variant is BASELINE and args.run_predictions:
+                report["baseline_replay"] = same_as_run(replays, answers, papers, args.run_predictions)
+            print(variant.name, json.dumps(row["all"]), file=sys.stderr)
+    report["variants"] = rows
+    report["cross_validation"] = {name: cross_validate(family, rows) for name, family in FAMILIES.items()}
+    text = json.dumps(report, indent=2)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+def same_as_run(
+    replays: Sequence[Replay], answers: Sequence[Answer], papers: CachedPapers, run_predictions: Path
+) -> dict[str, int]:
+    """How many replayed baseline predictions equal the run's own, answer and evidence (it should be all)."""
+    run = qasper_score.read_predictions(run_predictions)
+    same = sum(
+        run.get(r.question.id)
+        == {"predicted_answer": answer_text(a), "predicted_evidence": evidence_paragraphs(a, papers)}
+        for r, a in zip(replays, answers, strict=True)
+    )
+    return {"identical": same, "questions": len(replays)}
+
+
+def cross_validate(family: Sequence[Variant], rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """For each half: the member with the best Answer F1 on the other half, and its Answer F1 on this half."""
+    out: dict[str, Any] = {}
+    for h in (0, 1):
+        other = f"half{1 - h}"
+        pick = max(family, key=lambda v: rows[v.name][other]["answer_f1"])
+        out[f"half{h}"] = {
+            "chosen_on_other_half": pick.name,
+            "answer_f1": rows[pick.name][f"half{h}"]["answer_f1"],
+            "members": {v.name: rows[v.name][f"half{h}"]["answer_f1"] for v in family},
+        }
+    return out
+
+
+BASELINE = Variant("baseline: 3 whole sentences", {"form": "sentence", "max_sentences": 3, "prefer_body": False})
+READER = Variant("reader as shipped (form=auto)", {"max_sentences": 3})
+"""The reader as shipped: the default arguments of :func:`extractive_answer`."""
+
+BODY = {"max_sentences": 3, "prefer_body": True}
+YES_NO = (("boolean", "boolean"), ("quantity", "sentence"), ("span", "sentence"))
+NUMBERS = (("boolean", "boolean"), ("quantity", "quantity"), ("span", "sentence"))
+SPANS = (("boolean", "boolean"), ("quantity", "span"), ("span", "span"))
+ALL = (("boolean", "boolean"), ("quantity", "quantity"), ("span", "span"))
+
+FAMILIES: dict[str, list[Variant]] = {
+    "cumulative": [
+        BASELINE,
+        Variant("+ body before abstract", BODY, recast=(("boolean", "sentence"),)),
+        Variant("+ body, yes/no", BODY, recast=YES_NO),
+        Variant("+ body, yes/no, numbers", BODY, recast=NUMBERS),
+        Variant("+ body, yes/no, numbers, spans", BODY, recast=ALL),
+        READER,
+    ],
+    "sentences for other questions": [
+        Variant(f"yes/no, {k} sentences", {**BODY, "max_sentences": k}, recast=YES_NO) for k in (1, 2, 3)
+    ],
+    "yes/no quote": [
+        Variant(f"yes/no quoting the {q}", BODY, recast=YES_NO, polar_quote=q) for q in ("window", "clause", "sentence")
+    ],
+    "yes/no": [
+        Variant("+ body, yes/no", BODY, recast=YES_NO),
+        Variant("+ body before abstract", BODY, recast=(("boolean", "sentence"),)),
+    ],
+    "numbers": [
+        Variant("+ body, yes/no", BODY, recast=YES_NO),
+        Variant("+ body, yes/no, numbers", BODY, recast=NUMBERS),
+    ],
+    "spans": [
+        Variant("+ body, yes/no", BODY, recast=YES_NO),
+        Variant("yes/no, spans for what/which/number", BODY, recast=SPANS),
+        Variant("+ body, yes/no, numbers, spans", BODY, recast=ALL),
+    ],
+    "body before abstract": [
+        Variant("+ body, yes/no", BODY, recast=YES_NO),
+        Variant("yes/no without body first", {**BODY, "prefer_body": False}, recast=YES_NO),
+    ],
+    "abstain on low coverage": [
+        Variant("+ body, yes/no", BODY, recast=YES_NO),
+        *(
+            Variant(f"yes/no, abstaining below coverage {t}", BODY, recast=YES_NO, abstain_below=t)
+            for t in (0.25, 0.5, 0.75)
+        ),
+    ],
+}
+"""Each family varies one rule; the cross-validation picks its member on one half and scores it on the other."""
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

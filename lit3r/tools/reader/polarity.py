@@ -1,0 +1,57 @@
+"""Yes or No from the sentence that decides a polar question: does it negate what it says?
+
+The reader answers a yes/no question with the sentence that best matches it (the one it quotes). That
+sentence says what the question asks about (it shares the question's terms); whether it affirms or denies
+it is marked in English by a negation cue. The cues are the closed classes the negation-annotation
+literature lists (NegEx; the *SEM 2012 shared task on negation cues):
+
+* syntactic negators: ``not``, ``no``, ``never``, ``none``, ``nor``, ``neither``, ``nothing``, ``nobody``,
+  ``nowhere``, ``without``, ``cannot`` and every ``n't`` contraction;
+* lexical negators, verbs and nouns whose meaning is the absence of what follows: ``lack``, ``absence``,
+  ``fail to``, ``unable``, ``instead of``, ``rather than``.
+
+The rule: the answer is "No" when exactly one of the question and the sentence is negated, else "Yes"
+(a negated question "Don't they ...?" answered by a negated sentence is a "Yes" to the question's
+content). Expressions that contain a cue but do not negate (``not only``, ``no longer than``, ``no
+more than``, ``whether or not``, ``if not``, ``not to mention``) are not cues. There is no parameter.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lit3r.tools.reader.question import NO, YES, is_negated
+
+_CUES = re.compile(
+    r"\b(?:not|no|never|none|nor|neither|nothing|nobody|nowhere|without|cannot|unable|lacks?|lacking|lacked"
+    r"|absence|fail(?:s|ed)? to|instead of|rather than)\b"
+    r"|\b\w+n't\b|\b\w+n\u2019t\b",
+    re.IGNORECASE,
+)
+_NOT_NEGATING = re.compile(
+    r"\bnot only\b|\bnot just\b|\bno (?:longer|more|less|fewer) than\b|\bwhether or not\b|\bif not\b"
+    r"|\bnot to mention\b|\bno doubt\b",
+    re.IGNORECASE,
+)
+
+
+def cue_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Offsets of the negation cues in ``text[start:end]``, in order (expressions that only look negative left out)."""
+    end = len(text) if end is None else end
+    kept = _NOT_NEGATING.sub(lambda m: " " * len(m.group(0)), text[start:end])
+    return [(start + m.start(), start + m.end()) for m in _CUES.finditer(kept)]
+
+
+def negation_cues(sentence: str) -> list[str]:
+    """The negation cues of ``sentence``, in order (expressions that only look negative left out)."""
+    return [sentence[s:e] for s, e in cue_spans(sentence)]
+
+
+def is_negative(sentence: str) -> bool:
+    """Whether ``sentence`` carries a negation cue."""
+    return bool(negation_cues(sentence))
+
+
+def yes_or_no(question: str, sentence: str) -> str:
+    """The answer "No" when exactly one of the question and the deciding sentence is negated, else "Yes"."""
+    return NO if is_negated(question) != is_negative(sentence) else YES

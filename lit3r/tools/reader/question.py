@@ -1,0 +1,85 @@
+"""What form of answer a question asks for, read from the question's wording alone (no model).
+
+The offline reader quotes; the form decides how much it quotes and whether a "Yes"/"No" comes first:
+
+* ``boolean``: a polar question. It opens with an auxiliary or modal verb (``Is``, ``Are``, ``Was``, ``Were``,
+  ``Do``, ``Does``, ``Did``, ``Can``, ``Could``, ``Has``, ``Have``, ``Had``, ``Will``, ``Would``, ``Should``,
+  ``May``, ``Might``, ``Must``, ``Shall``), possibly after a short lead-in ending in a comma ("In the
+  experiments, do they ...?"), and offers no alternatives joined by ``or`` ("Is it X or Y?" asks to choose
+  and is a ``span`` question). Answered "Yes" or "No", followed by the quoted words that decide it.
+* ``quantity``: asks for an amount (``how many``, ``how much``, ``by how much``, ``how large``/``long``/...,
+  ``what (is the) number``/``percentage``/``proportion``/...): the quoted number with its unit.
+* ``span``: a factoid question (``what``, ``which``, ``who``, ``whom``, ``whose``, ``where``, ``when``, also
+  after a preposition: "In which ...", "On what ..."): the shortest quoted span that carries the answer.
+* ``sentence``: the rest (``how`` asked of a method, ``why``, imperatives): whole quoted sentences.
+
+These are the answer types of the reading-comprehension literature (yes/no, number, factoid span,
+free-form explanation) recognised by the question's opening words, the same cue every question
+classifier starts from.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+AnswerForm = Literal["boolean", "quantity", "span", "sentence"]
+
+YES, NO = "Yes", "No"
+YES_NO: tuple[str, str] = (YES, NO)
+"""The two implicit options of a yes/no question, as an answer's ``option`` names them."""
+
+AUXILIARIES = frozenset(
+    {"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have", "had"}
+    | {"will", "would", "should", "shall", "may", "might", "must"}
+)
+"""Verbs that open a polar question (subject-auxiliary inversion)."""
+
+WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "where", "when"})
+"""Interrogatives whose answer is a thing, a person, a place or a time: a factoid span."""
+
+_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+_LEAD_IN = re.compile(r"^[^,?]{1,60},\s*")
+_ALTERNATIVE = re.compile(r"\bor\b(?!\s+not\b)", re.IGNORECASE)
+_QUANTITY = re.compile(
+    r"\bhow (?:many|much|large|big|long|often|high|low|far|fast|old)\b"
+    r"|\bwhat (?:is |was |are |were )?(?:the )?(?:number|amount|size|percentage|percent|proportion|fraction|share"
+    r"|rate|count)\b",
+    re.IGNORECASE,
+)
+_PREPOSITIONS = frozenset({"in", "on", "at", "by", "for", "from", "to", "with", "of", "under", "over", "among"})
+_NEGATED_QUESTION = re.compile(r"^\s*\w+n't\b|^\s*\w+\s+(?:\w+\s+){0,3}not\b", re.IGNORECASE)
+
+
+def _opening_words(question: str, n: int = 2) -> list[str]:
+    """The first ``n`` words of the question, lower-cased, after a comma-closed lead-in if it has one."""
+    words = [w.lower() for w in _WORD.findall(question)[:n]]
+    lead = _LEAD_IN.match(question)
+    if lead and words and words[0] not in AUXILIARIES | WH_WORDS | {"how", "why"}:
+        words = [w.lower() for w in _WORD.findall(question[lead.end() :])[:n]]
+    return words
+
+
+def answer_form(question: str) -> AnswerForm:
+    """The form of answer ``question`` asks for (see the module docstring)."""
+    if _QUANTITY.search(question):
+        return "quantity"
+    words = _opening_words(question)
+    if not words:
+        return "sentence"
+    first = words[0]
+    if first in AUXILIARIES or first.endswith("n't"):
+        return "span" if _ALTERNATIVE.search(question) else "boolean"
+    if first in WH_WORDS or (first in _PREPOSITIONS and len(words) > 1 and words[1] in WH_WORDS):
+        return "span"
+    return "sentence"
+
+
+def is_negated(question: str) -> bool:
+    """Whether a polar question is asked in the negative ("Don't they ...?", "Is it not ...?")."""
+    return bool(_NEGATED_QUESTION.search(question))
+
+
+def implicit_options(question: str) -> tuple[str, ...]:
+    """The options a question offers by its form alone: ``("Yes", "No")`` for a polar question, else none."""
+    return YES_NO if answer_form(question) == "boolean" else ()

@@ -1,0 +1,84 @@
+"""Quoted text becomes an answer: the quotable units of the evidence, and the answer text with its citations.
+
+Everything the extractive reader writes is a slice of an evidence chunk followed by that chunk's marker
+``[n]``; each cited chunk gets one :class:`~lit3r.models.Citation` whose quote is a verbatim slice of it.
+:func:`render` quotes whole units (sentences, table rows); :func:`render_span` quotes part of one sentence
+as the answer and the whole sentence as the citation's quote, so the reader of the answer sees the
+context the span was cut from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lit3r.models import Answer, Chunk, Citation
+from lit3r.tools.reader.sentences import Span, Unit, chunk_units, split_sentences
+from lit3r.tools.reader.validate import MARKER
+
+OPTION_SEPARATOR = " — "
+"""Between the chosen option (or the Yes/No of a polar question) and its supporting sentence."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A unit of one evidence chunk, ready to score."""
+
+    rank: int
+    chunk: Chunk
+    unit: Unit
+
+    @property
+    def text(self) -> str:
+        """The verbatim unit text (what is quoted)."""
+        return self.chunk.text[self.unit.start : self.unit.end]
+
+    @property
+    def scoring_text(self) -> str:
+        """The unit with its context (a table row with caption and header), what the scorer sees."""
+        return f"{self.text}\n{self.unit.context}" if self.unit.context else self.text
+
+    def sentences(self) -> list[Span]:
+        """The unit's sentences as spans of ``chunk.text`` (a table row or a one-sentence unit is one span)."""
+        found = split_sentences(self.chunk.text, self.unit.start, self.unit.end)
+        return found or [(self.unit.start, self.unit.end)]
+
+
+def candidates(evidence: Sequence[Chunk]) -> list[Candidate]:
+    """Every quotable unit of the evidence, in evidence order then position."""
+    found = [Candidate(rank, chunk, unit) for rank, chunk in enumerate(evidence) for unit in chunk_units(chunk)]
+    return [c for c in found if not MARKER.search(c.text)]
+
+
+def render(question: str, chosen: list[Candidate], prefix: str = "") -> Answer:
+    """The answer text ``"<sentence> [1] <sentence> [2]"`` and one citation per distinct chunk.
+
+    A chosen unit of several sentences (a caption, a paragraph's closing lines) gets its marker after each
+    of them, so every sentence of the answer is a claim that names its source. A chunk's quote runs from
+    its first chosen unit to its last, so it is one verbatim slice.
+    """
+    numbers: dict[str, int] = {}
+    spans: dict[str, tuple[Chunk, int, int]] = {}
+    parts = []
+    for candidate in chosen:
+        chunk, unit = candidate.chunk, candidate.unit
+        number = numbers.setdefault(chunk.id, len(numbers) + 1)
+        _, start, end = spans.get(chunk.id, (chunk, unit.start, unit.end))
+        spans[chunk.id] = (chunk, min(start, unit.start), max(end, unit.end))
+        parts.extend(f"{chunk.text[s:e]} [{number}]" for s, e in candidate.sentences())
+    citations = [
+        Citation(number=numbers[cid], chunk_id=cid, paper_id=c.paper_id, locator=c.locator, quote=c.text[s:e])
+        for cid, (c, s, e) in spans.items()
+    ]
+    return Answer(question=question, text=prefix + " ".join(parts), citations=citations, sufficient=True)
+
+
+def render_span(question: str, chunk: Chunk, span: Span, context: Span, prefix: str = "") -> Answer:
+    """The answer ``"<prefix><chunk.text[span]> [1]"``, citing ``chunk`` with the sentence ``chunk.text[context]``."""
+    if not (context[0] <= span[0] < span[1] <= context[1]):
+        raise ValueError(f"span {span} is not inside its context {context}")
+    citation = Citation(
+        number=1, chunk_id=chunk.id, paper_id=chunk.paper_id, locator=chunk.locator, quote=chunk.text[slice(*context)]
+    )
+    text = f"{prefix}{chunk.text[slice(*span)]} [1]"
+    return Answer(question=question, text=text, citations=[citation], sufficient=True)
