@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from lit3r.models import ABSTENTION, Answer, Chunk, Citation
+from lit3r.textutil import fold_space
 from lit3r.tools.reader.question import implicit_options
 
 ChunkLookup = Callable[[str], Chunk | None]
@@ -46,11 +47,6 @@ _AFTER_MARKER = re.compile(r"[.,;:!?]*")
 def insufficient_answer(question: str, **keep: object) -> Answer:
     """The abstaining answer: :data:`lit3r.models.ABSTENTION`, no citations, no option."""
     return Answer(question=question, text=ABSTENTION, citations=[], sufficient=False, **keep)
-
-
-def normalise_space(text: str) -> str:
-    """Collapse every run of white space to one space and strip the ends."""
-    return " ".join(text.split())
 
 
 def marker_numbers(text: str) -> list[int]:
@@ -116,7 +112,7 @@ def content_problems(answer: Answer) -> list[str]:
     if not answer.sufficient:
         return []
     problems = []
-    if not normalise_space(MARKER.sub(" ", answer.text)):
+    if not fold_space(MARKER.sub(" ", answer.text)):
         problems.append("empty-answer: the answer is marked sufficient but has no text")
     if not answer.citations:
         problems.append("uncited-answer: the answer is marked sufficient but cites nothing")
@@ -146,7 +142,7 @@ def repair_citations(answer: Answer, index_lookup: ChunkLookup) -> Answer:
         return insufficient_answer(answer.question, **keep)
     valid = _valid_citations(answer.citations, index_lookup)
     text, order = _rewrite_markers(answer.text, set(valid))
-    if not order or not normalise_space(MARKER.sub(" ", text)):
+    if not order or not fold_space(MARKER.sub(" ", text)):
         return insufficient_answer(answer.question, **keep)
     citations = [valid[old].model_copy(update={"number": new}) for new, old in enumerate(order, start=1)]
     return answer.model_copy(update={"text": text, "citations": citations})
