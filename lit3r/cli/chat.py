@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from typing import Annotated, TextIO
 
 import typer
+from rich.text import Text
 
 from lit3r.cli.agent import print_answer
-from lit3r.cli.app import app, err, fail, out, state
+from lit3r.cli.app import app, err, fail, out, printable, state
 
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 PROMPT = "> "
@@ -51,12 +52,12 @@ def chat(
         fail(str(exc))
     with session:
         earlier = len(session.history())
-        out.print(f"thread: {session.thread_id}", highlight=False, markup=False)
+        out.print(printable(f"thread: {session.thread_id}"), highlight=False, markup=False)
         if earlier:
             err.print(f"resuming after {earlier} earlier turns", highlight=False)
         for message in read_messages(sys.stdin):
             answer = session.ask(message)
             if answer.question != message:
-                err.print(f"[dim]standalone question: {answer.question}[/]", highlight=False)
+                err.print(Text(printable(f"standalone question: {answer.question}"), "dim"), highlight=False)
             print_answer(answer)
             out.print()
