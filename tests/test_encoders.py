@@ -17,6 +17,7 @@ from lit3r.settings import EmbedderSettings, PaperEmbedderSettings
 
 WORDS = "the of and a to in is retrieval model paper dense sparse vector query document graph citation table".split()
 TEXTS = ["dense retrieval model", "a paper of the citation graph", "sparse vector query", "table"]
+TORCH = "sentence-transformers"
 
 
 def _tiny_bert(folder: Path, seed: int = 0) -> Path:
@@ -85,9 +86,10 @@ def test_wrong_pooling_gives_different_vectors(models):
     """The MODELS.md trap: a mean-pooled model read with CLS pooling gives other vectors."""
     settings = EmbedderSettings(model=str(models["mean"]), backend="flagembedding", pooling="cls")
     wrong = load_encoder(settings).encode_documents(TEXTS)
-    right = load_encoder(EmbedderSettings(model=str(models["mean"]))).encode_documents(TEXTS)
+    right = load_encoder(EmbedderSettings(model=str(models["mean"]), backend=TORCH)).encode_documents(TEXTS)
     assert np.all((wrong * right).sum(axis=1) < 0.999)
-    overridden = load_encoder(EmbedderSettings(model=str(models["mean"]), pooling="cls")).encode_documents(TEXTS)
+    overridden = load_encoder(EmbedderSettings(model=str(models["mean"]), backend=TORCH, pooling="cls"))
+    overridden = overridden.encode_documents(TEXTS)
     np.testing.assert_allclose(overridden, wrong, atol=1e-5)  # sentence-transformers honours the setting too
 
 
@@ -108,9 +110,9 @@ def test_model_pooling_reads_new_and_legacy_configs(models, tmp_path):
 
 
 def test_encoders_are_cached_and_handle_empty_input(models):
-    settings = EmbedderSettings(model=str(models["mean"]))
+    settings = EmbedderSettings(model=str(models["mean"]), backend=TORCH)
     encoder = load_encoder(settings)
-    assert load_encoder(EmbedderSettings(model=str(models["mean"]))) is encoder
+    assert load_encoder(EmbedderSettings(model=str(models["mean"]), backend=TORCH)) is encoder
     other_batch = load_encoder(settings.model_copy(update={"batch_size": 2}))
     assert other_batch is not encoder and other_batch.model is encoder.model  # one model in memory
     np.testing.assert_allclose(other_batch.encode_documents(TEXTS), encoder.encode_documents(TEXTS), atol=1e-5)
@@ -164,7 +166,7 @@ def test_specter2_uses_the_proximity_adapter_for_papers_and_the_query_adapter_fo
     )
     base = plain.encode_documents(TEXTS)
     assert np.all((base * docs).sum(axis=1) < 0.99)  # the adapter changes the vectors
-    cls = load_encoder(EmbedderSettings(model=str(models["cls"]))).encode_documents(TEXTS)
+    cls = load_encoder(EmbedderSettings(model=str(models["cls"]), backend=TORCH)).encode_documents(TEXTS)
     np.testing.assert_allclose(base, cls, atol=1e-5)  # no adapter: plain CLS pooling of the base model
     np.testing.assert_allclose(encoder.encode_documents(TEXTS[:1]), docs[:1], atol=1e-5)  # active adapter restored
 
@@ -176,7 +178,7 @@ def test_paper_encoder_falls_back_to_the_chunk_encoder(models):
 
 @pytest.mark.slow
 def test_default_minilm_offline():
-    st = load_encoder(EmbedderSettings())
+    st = load_encoder(EmbedderSettings(backend=TORCH))
     assert st.dim == 384
     vectors = st.encode_documents(
         ["Dense passage retrieval with neural encoders.", "Neural encoders for dense retrieval of passages."]
