@@ -53,7 +53,9 @@ class EmbedderSettings(BaseModel):
         default="auto", description="'auto' reads the pooling from the model's own configuration."
     )
     query_instruction: str = Field(default="", description="Prefix added to queries (e.g. for bge or Qwen3-Embedding).")
-    batch_size: int = Field(default=32, gt=0, description="Texts per encoder batch.")
+    batch_size: int = Field(
+        default=32, gt=0, description="Texts per encoder batch (onnx-int8 runs one text at a time: see its module)."
+    )
     max_length: int = Field(
         default=256,
         gt=0,
