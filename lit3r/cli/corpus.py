@@ -27,8 +27,8 @@ def ingest(
     from lit3r.corpus.ingest import ingest as run_ingest
 
     files, _ = discover(paths)
-    with CorpusStore(state.settings.home) as store, progress_bar() as bar:
-        task = bar.add_task("ingest", total=len(files))
+    with CorpusStore(state.settings.home) as store, progress_bar(quiet=as_json) as bar:
+        task = bar.add_task("parse files", total=len(files), unit="files")
         report = run_ingest(paths, store, force=force, on_file=lambda _: bar.advance(task))
         total = store.count_papers()
     if as_json:
@@ -47,6 +47,9 @@ def ingest(
         raise typer.Exit(2)
 
 
+STAGE_UNITS = {"chunk papers": "papers", "embed chunks": "chunks", "embed papers": "papers"}
+
+
 @app.command()
 def index() -> None:
     """Build or update the indexes for the current settings (only new text is embedded)."""
@@ -57,7 +60,7 @@ def index() -> None:
 
         def progress(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
+                tasks[stage] = bar.add_task(stage, total=total, unit=STAGE_UNITS.get(stage, "steps"))
             bar.advance(tasks[stage], done)
 
         try:
