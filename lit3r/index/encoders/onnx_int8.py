@@ -10,7 +10,10 @@ Dynamic quantisation takes one activation scale per tensor, so in a batch a text
 depend on the texts beside it (cosine 0.985 to its vector alone, measured on QASPER chunks). The
 int8 graph therefore runs one text at a time: a vector is a function of its text alone (what the
 embedding cache assumes), no token is padding, and a text of a few hundred tokens still makes
-matrix products large enough for the CPU (benchmarks/bench_fast_index.py measures it).
+matrix products large enough for the CPU (benchmarks/bench_fast_index.py measures it). Texts run
+in parallel, one single-threaded run per core (``EmbedderSettings.threads`` runs, default one per
+core the process may use): on two cores this beat one run with two intra-op threads, and more so
+when other processes share the cores, since no thread waits at a barrier for a busy sibling.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import os
 import shutil
 import uuid
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -113,11 +117,12 @@ def _quantize(source: Path, target: Path) -> None:
 
 
 @lru_cache(maxsize=4)
-def _session(path: str, threads: int):
+def _session(path: str):
+    """A single-threaded session; parallelism comes from running several texts at once (see ``workers``)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -145,8 +150,9 @@ class OnnxInt8Encoder:
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True).backend_tokenizer
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length)
-        self.session = _session(str(export_onnx(folder, quantized=quantized)), settings.threads)
+        self.session = _session(str(export_onnx(folder, quantized=quantized)))
         self.batch_size = batch_size or (1 if quantized else settings.batch_size)
+        self.workers = settings.threads or len(os.sched_getaffinity(0))
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.dim = int(config.hidden_size)
         self.name = f"{settings.model}:onnx-{'int8' if quantized else 'fp32'}"
@@ -159,10 +165,10 @@ class OnnxInt8Encoder:
         encodings = self.tokenizer.encode_batch([prompt + t for t in texts])
         lengths = np.array([len(e.ids) for e in encodings])
         order = np.argsort(-lengths, kind="stable")  # texts of similar length share a batch
+        batches = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        size = self.batch_size
-        for start in range(0, len(texts), size):
-            rows = order[start : start + size]
+
+        def run(rows: np.ndarray) -> None:
             width = int(lengths[rows].max())
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -172,11 +178,17 @@ class OnnxInt8Encoder:
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = self.session.run(None, {name: feed[name] for name in self.inputs})[0]
             if self.pooling == "cls":
-                pooled = hidden[:, 0]
+                out[rows] = hidden[:, 0]
             else:
                 weights = mask[..., None].astype(np.float32)
-                pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
-            out[rows] = pooled
+                out[rows] = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+
+        if self.workers == 1 or len(batches) == 1:
+            for rows in batches:
+                run(rows)
+        else:  # ONNX Runtime releases the GIL while it runs: one single-threaded run per core
+            with ThreadPoolExecutor(self.workers) as pool:
+                list(pool.map(run, batches))
         return unit_rows(out)
 
     def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
