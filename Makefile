@@ -56,7 +56,7 @@ bench-index: install
 
 bench-fast-index: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_fast_index.py --qasper $(QASPER) \
-		--sample 512 --repeats 3 --end-to-end --out bench-out/fast-index.json
+		--sample 512 --repeats 3 --end-to-end --warm --out bench-out/fast-index.json
 
 bench-encoders: install-encoders
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_encoders.py --qasper $(QASPER) \
