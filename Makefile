@@ -60,7 +60,7 @@ bench-fast-index: install
 
 bench-encoders: install-encoders
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_encoders.py --qasper $(QASPER) \
-		--papers 20 --fuse-with minilm-int8,e5 --out bench-out/encoders.json
+		--papers 20 --candidates minilm-torch,minilm-int8,e5 --fuse-with minilm-int8,e5 --out bench-out/encoders.json
 
 bench-retrieval: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval qasper $(QASPER) --retrieval \
