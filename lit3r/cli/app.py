@@ -19,7 +19,16 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.logging import RichHandler
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -117,12 +126,25 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
-def progress_bar() -> Progress:
+class RateColumn(ProgressColumn):
+    """Items per second, named by the task's ``unit`` field (``12.3 chunks/s``)."""
+
+    def render(self, task: Task) -> Text:
+        unit = task.fields.get("unit", "")
+        return Text(f"{task.speed:.1f} {unit}/s" if task.speed else f"- {unit}/s", style="cyan")
+
+
+def progress_bar(quiet: bool = False) -> Progress:
+    """Progress on stderr (done of all, rate, time spent, time left); off when ``quiet`` or stderr is no terminal."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
         TimeRemainingColumn(),
         console=err,
         transient=True,
+        disable=quiet or not err.is_terminal,
     )

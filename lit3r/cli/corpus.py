@@ -38,8 +38,8 @@ def ingest(
     files = discover(paths).files
     settings = state.settings
     writable_home()
-    with CorpusStore(settings.home) as store, progress_bar() as bar:
-        task = bar.add_task("ingest", total=len(files))
+    with CorpusStore(settings.home) as store, progress_bar(quiet=as_json) as bar:
+        task = bar.add_task("parse files", total=len(files), unit="files")
         report = run_ingest(
             paths,
             store,
@@ -72,6 +72,9 @@ def ingest(
         raise typer.Exit(2)
 
 
+STAGE_UNITS = {"chunk papers": "papers", "embed chunks": "chunks", "embed papers": "papers"}
+
+
 @app.command()
 def index() -> None:
     """Build or update the indexes for the current settings (only new text is embedded)."""
@@ -84,7 +87,7 @@ def index() -> None:
 
         def progress(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
+                tasks[stage] = bar.add_task(stage, total=total, unit=STAGE_UNITS.get(stage, "steps"))
             bar.advance(tasks[stage], done)
 
         try:

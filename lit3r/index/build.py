@@ -30,8 +30,12 @@ from lit3r.index.layout import IndexLayout
 from lit3r.models import Chunk, ParsedPaper
 from lit3r.settings import Settings
 
+WRITE_STEPS = 5
+"""Progress steps of writing a generation: texts, chunk BM25, paper BM25, vectors, citation graph + manifest."""
+
 Progress = Callable[[str, int, int], None]
-"""Called as ``progress(stage, done_increment, total)``."""
+"""Called as ``progress(stage, done_increment, total)``; stages: chunk papers, embed chunks, embed papers,
+write indexes."""
 
 
 class EmptyCorpusError(RuntimeError):
@@ -70,7 +74,12 @@ def build_index(settings: Settings, store: CorpusStore, *, progress: Progress | 
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     parsed = list(store.iter_papers())
-    chunks = [chunk for paper in parsed for chunk in chunk_paper(paper, settings.chunker)]
+    chunked = _stage(progress, "chunk papers", len(parsed))
+    chunks = []
+    for paper in parsed:
+        chunks.extend(chunk_paper(paper, settings.chunker))
+        if chunked:
+            chunked(1)
     timings["chunk_s"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -78,8 +87,9 @@ def build_index(settings: Settings, store: CorpusStore, *, progress: Progress | 
     chunk_cache = EmbeddingCache(layout.cache / "chunks")
     reused = _seed_cache(chunk_cache, previous, encoder, papers=False)
     resumed = chunk_cache.load_shards(encoder.dim)
-    report_progress = _stage(progress, "embed chunks", len(chunks))
-    chunk_vectors, embedded = chunk_cache.embed(encoder, [c.text for c in chunks], on_progress=report_progress)
+    chunk_texts = [c.text for c in chunks]
+    report_progress = _stage(progress, "embed chunks", chunk_cache.missing(chunk_texts))
+    chunk_vectors, embedded = chunk_cache.embed(encoder, chunk_texts, on_progress=report_progress)
     timings["embed_chunks_s"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -89,15 +99,16 @@ def build_index(settings: Settings, store: CorpusStore, *, progress: Progress | 
     paper_cache.load_shards(paper_encoder.dim)
     paper_texts = [paper_text(p.paper, paper_encoder) for p in parsed]
     paper_vectors, papers_embedded = paper_cache.embed(
-        paper_encoder, paper_texts, on_progress=_stage(progress, "embed papers", len(parsed))
+        paper_encoder, paper_texts, on_progress=_stage(progress, "embed papers", paper_cache.missing(paper_texts))
     )
     timings["embed_papers_s"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
     scratch = layout.scratch()
+    written = _stage(progress, "write indexes", WRITE_STEPS)
     try:
         _write_generation(
-            scratch, settings, parsed, chunks, chunk_vectors, paper_vectors, hashes, encoder, paper_encoder
+            scratch, settings, parsed, chunks, chunk_vectors, paper_vectors, hashes, encoder, paper_encoder, written
         )
     except (OSError, RuntimeError) as exc:  # FAISS reports a failed write (a full disk) as a RuntimeError
         shutil.rmtree(scratch, ignore_errors=True)  # free the space at once; the generation in use is untouched
@@ -152,19 +163,25 @@ def _write_generation(
     hashes: dict[str, str],
     encoder: Encoder,
     paper_encoder: Encoder,
+    step: Callable[[int], None] | None = None,
 ) -> None:
+    step = step or (lambda _done: None)
     papers = [p.paper for p in parsed]
     write_jsonl(folder / "papers.jsonl", papers)
     write_jsonl(folder / "chunks.jsonl", chunks)
+    step(1)
     BM25Index.build([c.id for c in chunks], [c.text for c in chunks], settings.bm25).save(folder / "bm25_chunks")
+    step(1)
     by_paper: dict[str, list[str]] = {}
     for chunk in chunks:
         by_paper.setdefault(chunk.paper_id, []).append(chunk.text)
     paper_ids = [p.id for p in papers]
     paper_texts = ["\n\n".join(by_paper.get(pid, [])) for pid in paper_ids]
     BM25Index.build(paper_ids, paper_texts, settings.bm25).save(folder / "bm25_papers")
+    step(1)
     DenseIndex.build([c.id for c in chunks], chunk_vectors, fp16=settings.index.dense_fp16).save(folder / "dense")
     DenseIndex.build(paper_ids, paper_vectors).save(folder / "paper_vectors")
+    step(1)
     CitationGraph.build(papers).save(folder / "citations")
     manifest = {
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -175,3 +192,4 @@ def _write_generation(
         "chunks": len(chunks),
     }
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    step(1)

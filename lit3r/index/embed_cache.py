@@ -18,7 +18,7 @@ from lit3r.index.encoders import Encoder
 
 log = logging.getLogger(__name__)
 
-SHARD_SIZE = 512
+SHARD_SIZE = 256
 
 
 def text_hash(text: str) -> str:
@@ -51,6 +51,10 @@ class EmbeddingCache:
     def remember(self, hashes: Sequence[str], vectors: np.ndarray) -> None:
         self.vectors.update(zip(hashes, vectors, strict=True))
 
+    def missing(self, texts: Sequence[str]) -> int:
+        """How many distinct texts of ``texts`` have no vector yet (what :meth:`embed` will encode)."""
+        return len({h for h in map(text_hash, texts) if h not in self.vectors})
+
     def embed(
         self,
         encoder: Encoder,
@@ -60,8 +64,9 @@ class EmbeddingCache:
     ) -> tuple[np.ndarray, int]:
         """Vectors for ``texts`` in order, embedding only the unknown ones; returns (vectors, number embedded)."""
         hashes = [text_hash(t) for t in texts]
-        todo = list(dict.fromkeys(h for h in hashes if h not in self.vectors))
         by_hash = {h: t for h, t in zip(hashes, texts, strict=True)}
+        todo = list(dict.fromkeys(h for h in hashes if h not in self.vectors))
+        todo.sort(key=lambda h: -len(by_hash[h]))  # longest first: each batch holds texts of similar length
         self.folder.mkdir(parents=True, exist_ok=True)
         start = len(list(self.folder.glob("shard-*.npz")))
         for number, begin in enumerate(range(0, len(todo), SHARD_SIZE), start=start):

@@ -1,8 +1,10 @@
-"""Model files and tensors shared by the encoders: where weights are, how a model pools, unit rows."""
+"""Model files and tensors shared by the encoders: where weights are, how a model pools and prompts, unit rows."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,3 +83,44 @@ def torch_device() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def model_prompts(path: Path) -> dict[str, str]:
+    """The query/document prompts a sentence-transformers folder declares (``{}`` when it has none)."""
+    config = path / "config_sentence_transformers.json"
+    if not config.exists():
+        return {}
+    prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts") or {}
+    return {name: text for name, text in prompts.items() if isinstance(text, str) and text}
+
+
+def transformer_folder(path: Path) -> Path:
+    """The folder of a sentence-transformers model's Transformer module (the model itself for a plain folder)."""
+    modules_file = path / "modules.json"
+    if not modules_file.exists():
+        return path
+    modules = json.loads(modules_file.read_text(encoding="utf-8"))
+    transformer = next((m for m in modules if m.get("type", "").endswith("Transformer")), None)
+    return path / transformer["path"] if transformer else path
+
+
+def file_digest(paths: list[Path]) -> str:
+    """SHA-256 over the contents of ``paths`` (in order): identifies a model's weights."""
+    digest = hashlib.sha256()
+    for file in paths:
+        digest.update(file.name.encode())
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def model_cache_root() -> Path:
+    """Where models derived locally from packaged weights (ONNX exports, joined GGUF files) are kept.
+
+    ``LIT3R_MODEL_CACHE`` when set, else ``$XDG_CACHE_HOME/lit3r/models`` (``~/.cache/lit3r/models``).
+    """
+    if os.environ.get("LIT3R_MODEL_CACHE"):
+        return Path(os.environ["LIT3R_MODEL_CACHE"]).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "lit3r" / "models"

@@ -17,6 +17,7 @@ from lit3r.settings import EmbedderSettings, PaperEmbedderSettings
 
 WORDS = "the of and a to in is retrieval model paper dense sparse vector query document graph citation table".split()
 TEXTS = ["dense retrieval model", "a paper of the citation graph", "sparse vector query", "table"]
+TORCH = "sentence-transformers"
 
 
 def _tiny_bert(folder: Path, seed: int = 0) -> Path:
@@ -85,9 +86,10 @@ def test_wrong_pooling_gives_different_vectors(models):
     """The MODELS.md trap: a mean-pooled model read with CLS pooling gives other vectors."""
     settings = EmbedderSettings(model=str(models["mean"]), backend="flagembedding", pooling="cls")
     wrong = load_encoder(settings).encode_documents(TEXTS)
-    right = load_encoder(EmbedderSettings(model=str(models["mean"]))).encode_documents(TEXTS)
+    right = load_encoder(EmbedderSettings(model=str(models["mean"]), backend=TORCH)).encode_documents(TEXTS)
     assert np.all((wrong * right).sum(axis=1) < 0.999)
-    overridden = load_encoder(EmbedderSettings(model=str(models["mean"]), pooling="cls")).encode_documents(TEXTS)
+    overridden = load_encoder(EmbedderSettings(model=str(models["mean"]), backend=TORCH, pooling="cls"))
+    overridden = overridden.encode_documents(TEXTS)
     np.testing.assert_allclose(overridden, wrong, atol=1e-5)  # sentence-transformers honours the setting too
 
 
@@ -108,9 +110,9 @@ def test_model_pooling_reads_new_and_legacy_configs(models, tmp_path):
 
 
 def test_encoders_are_cached_and_handle_empty_input(models):
-    settings = EmbedderSettings(model=str(models["mean"]))
+    settings = EmbedderSettings(model=str(models["mean"]), backend=TORCH)
     encoder = load_encoder(settings)
-    assert load_encoder(EmbedderSettings(model=str(models["mean"]))) is encoder
+    assert load_encoder(EmbedderSettings(model=str(models["mean"]), backend=TORCH)) is encoder
     other_batch = load_encoder(settings.model_copy(update={"batch_size": 2}))
     assert other_batch is not encoder and other_batch.model is encoder.model  # one model in memory
     np.testing.assert_allclose(other_batch.encode_documents(TEXTS), encoder.encode_documents(TEXTS), atol=1e-5)
@@ -164,7 +166,7 @@ def test_specter2_uses_the_proximity_adapter_for_papers_and_the_query_adapter_fo
     )
     base = plain.encode_documents(TEXTS)
     assert np.all((base * docs).sum(axis=1) < 0.99)  # the adapter changes the vectors
-    cls = load_encoder(EmbedderSettings(model=str(models["cls"]))).encode_documents(TEXTS)
+    cls = load_encoder(EmbedderSettings(model=str(models["cls"]), backend=TORCH)).encode_documents(TEXTS)
     np.testing.assert_allclose(base, cls, atol=1e-5)  # no adapter: plain CLS pooling of the base model
     np.testing.assert_allclose(encoder.encode_documents(TEXTS[:1]), docs[:1], atol=1e-5)  # active adapter restored
 
@@ -176,7 +178,7 @@ def test_paper_encoder_falls_back_to_the_chunk_encoder(models):
 
 @pytest.mark.slow
 def test_default_minilm_offline():
-    st = load_encoder(EmbedderSettings())
+    st = load_encoder(EmbedderSettings(backend=TORCH))
     assert st.dim == 384
     vectors = st.encode_documents(
         ["Dense passage retrieval with neural encoders.", "Neural encoders for dense retrieval of passages."]
@@ -216,3 +218,64 @@ def test_query_cache_encodes_each_text_once_and_evicts_the_oldest() -> None:
     assert inner.queries == [["ab", "abc"], ["abcd"], ["ab"]]
     assert cache.encode_queries([]).shape == (0, 2)
     assert cache.encode_documents(["x"]).shape == (1, 2) and (cache.name, cache.dim) == ("counting", 2)
+
+
+@pytest.fixture
+def model_cache(tmp_path_factory, monkeypatch) -> Path:
+    """ONNX exports go to a folder of this test module, never to the user's cache."""
+    folder = tmp_path_factory.getbasetemp() / "model-cache"
+    monkeypatch.setenv("LIT3R_MODEL_CACHE", str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_onnx_export_matches_sentence_transformers(models, model_cache, pooling):
+    from lit3r.index.encoders.onnx_int8 import OnnxInt8Encoder
+
+    common = {"model": str(models[pooling]), "max_length": 64, "batch_size": 2}
+    reference = load_encoder(EmbedderSettings(backend=TORCH, **common))
+    fp32 = OnnxInt8Encoder(EmbedderSettings(backend="onnx-int8", **common), quantized=False)
+    assert fp32.pooling == pooling and fp32.dim == 32
+    np.testing.assert_allclose(fp32.encode_documents(TEXTS), reference.encode_documents(TEXTS), atol=1e-5)
+    one_by_one = OnnxInt8Encoder(EmbedderSettings(backend="onnx-int8", **common), quantized=False, batch_size=1)
+    np.testing.assert_allclose(one_by_one.encode_documents(TEXTS), fp32.encode_documents(TEXTS), atol=1e-5)
+    int8 = load_encoder(EmbedderSettings(backend="onnx-int8", **common))
+    assert int8.batch_size == 1  # a text's int8 vector must not depend on the texts batched with it
+    _check(int8.encode_documents(TEXTS), len(TEXTS))
+    cosines = (int8.encode_documents(TEXTS) * reference.encode_documents(TEXTS)).sum(axis=1)
+    assert np.all(cosines > 0.95) and not np.allclose(cosines, 1.0, atol=1e-6)  # quantised, and close
+    assert int8.name.endswith(":onnx-int8") and fp32.name.endswith(":onnx-fp32")
+
+
+def test_onnx_export_is_made_once_and_keyed_by_the_weights(models, model_cache, tmp_path):
+    import shutil
+
+    from lit3r.index.encoders.onnx_int8 import export_onnx
+
+    first = export_onnx(models["base"])
+    assert first.parent.parent == model_cache and first.name == "model-int8.onnx"
+    stamp = first.stat().st_mtime_ns
+    assert export_onnx(models["base"]) == first and first.stat().st_mtime_ns == stamp  # reused
+    other = _tiny_bert(tmp_path / "base", seed=1)  # same name, other weights
+    assert export_onnx(other) != first
+    assert not list(model_cache.glob("tmp-*"))  # nothing half-written is left
+    shutil.rmtree(other)
+
+
+def test_onnx_refuses_last_token_pooling_and_folders_without_weights(models, model_cache, tmp_path):
+    from lit3r.index.encoders.onnx_int8 import export_onnx
+
+    with pytest.raises(ValueError, match="supports mean and cls pooling"):
+        load_encoder(EmbedderSettings(model=str(models["mean"]), backend="onnx-int8", pooling="last_token"))
+    with pytest.raises(ValueError, match="no model.safetensors or pytorch_model.bin"):
+        export_onnx(tmp_path)
+
+
+def test_backend_is_in_the_index_key_and_threads_are_not():
+    from lit3r.settings import Settings, index_key
+
+    base = Settings()
+    assert base.embedder.backend == "onnx-int8"
+    torch_backend = Settings(embedder={"backend": TORCH})
+    assert index_key(torch_backend) != index_key(base)
+    assert index_key(Settings(embedder={"threads": 1})) == index_key(base)

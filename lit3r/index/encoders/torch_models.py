@@ -1,17 +1,12 @@
-"""Text encoders behind one small interface, loaded offline and at most once per process.
+"""Encoders run by PyTorch: sentence-transformers and FlagEmbedding.
 
-Backends: sentence-transformers, FlagEmbedding (pooling read from the model's own
-sentence-transformers configuration, never FlagEmbedding's CLS default) and
-SPECTER2 through ``adapters`` for paper vectors. Every encoder returns float32,
-L2-normalised ``(n, dim)`` matrices.
+FlagEmbedding's pooling is read from the model's own sentence-transformers
+configuration, never taken from the library's CLS default.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -22,61 +17,7 @@ from lit3r.index.model_files import (
     torch_device,
     unit_rows,
 )
-from lit3r.models import Paper
-from lit3r.settings import EmbedderSettings, PaperEmbedderSettings
-
-
-@runtime_checkable
-class Encoder(Protocol):
-    """What index building needs from an embedding model."""
-
-    name: str
-    dim: int
-    paper_separator: str
-
-    def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        """Float32, L2-normalised ``(len(texts), dim)`` vectors of passages."""
-        ...
-
-    def encode_queries(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        """Float32, L2-normalised ``(len(texts), dim)`` vectors of queries."""
-        ...
-
-
-class QueryCache:
-    """An :class:`Encoder` that remembers the vectors of recent queries.
-
-    One question's retrieval encodes the same text several times (a subquery for the dense index and
-    again for the bi-encoder reranker; the same subquery in open-domain and in-paper runs, in chat
-    follow-ups, in every ablation of an evaluation). Query vectors are a pure function of the text, so
-    the most recent ``maxsize`` are kept; documents pass straight through. Safe to share across threads
-    (a session serving concurrent requests): the cache is locked, the encoder runs outside the lock.
-    """
-
-    def __init__(self, encoder: Encoder, maxsize: int = 1024) -> None:
-        self.encoder = encoder
-        self.name, self.dim, self.paper_separator = encoder.name, encoder.dim, encoder.paper_separator
-        self.maxsize = maxsize
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def encode_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        return self.encoder.encode_documents(texts, show_progress=show_progress)
-
-    def encode_queries(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        with self._lock:
-            found = {t: self._vectors[t] for t in texts if t in self._vectors}
-        missing = list(dict.fromkeys(t for t in texts if t not in found))
-        if missing:
-            encoded = np.asarray(self.encoder.encode_queries(missing, show_progress=show_progress), dtype=np.float32)
-            found.update(zip(missing, encoded, strict=True))
-        with self._lock:
-            for text in texts:
-                self._vectors[text] = found[text]
-                self._vectors.move_to_end(text)
-            while len(self._vectors) > self.maxsize:
-                self._vectors.popitem(last=False)
-        return np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
+from lit3r.settings import EmbedderSettings
 
 
 @lru_cache(maxsize=4)
@@ -170,41 +111,3 @@ class FlagEncoder:
     def encode_queries(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         """Query vectors, with the query instruction prefixed."""
         return self._encode(self.model.encode_queries, texts)
-
-
-def paper_text(paper: Paper, encoder: Encoder) -> str:
-    """The text a paper is embedded as: title, the encoder's separator, abstract."""
-    separator = getattr(encoder, "paper_separator", ". ")
-    return f"{paper.title}{separator}{paper.abstract}" if paper.abstract else paper.title
-
-
-def encode_papers(encoder: Encoder, papers: list[Paper], show_progress: bool = False) -> np.ndarray:
-    """Paper vectors from title and abstract."""
-    return encoder.encode_documents([paper_text(p, encoder) for p in papers], show_progress=show_progress)
-
-
-@lru_cache(maxsize=8)
-def _load_encoder(key: str) -> Encoder:
-    settings = EmbedderSettings.model_validate_json(key)
-    if settings.backend == "flagembedding":
-        return FlagEncoder(settings)
-    return SentenceTransformerEncoder(settings)
-
-
-def load_encoder(settings: EmbedderSettings) -> Encoder:
-    """The chunk encoder the settings describe (cached: the same settings give the same object)."""
-    return _load_encoder(settings.model_dump_json())
-
-
-@lru_cache(maxsize=4)
-def _load_specter2(key: str) -> Encoder:
-    from lit3r.index.specter2 import Specter2Encoder  # imports adapters only when SPECTER2 is asked for
-
-    return Specter2Encoder(PaperEmbedderSettings.model_validate_json(key))
-
-
-def load_paper_encoder(paper: PaperEmbedderSettings, chunk: EmbedderSettings) -> Encoder:
-    """SPECTER2 when ``paper.model`` is set, else the chunk encoder."""
-    if paper.model:
-        return _load_specter2(paper.model_dump_json())
-    return load_encoder(chunk)
