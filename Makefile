@@ -1,6 +1,7 @@
 # lit3r: two commands do all set-up on a fresh machine.
 #   make demo   install, ingest and index the bundled demo corpus, run an example search
-#   make test   install, run the test suite
+#   make test   install, run the test suite (installs Debian's Chromium for the browser tests when missing)
+#   make serve  install, then serve the demo corpus: API, OpenAI-compatible endpoint and web UI on 127.0.0.1:8000
 #   make install-local   add the local llama.cpp profile (compiles llama.cpp: 15 to 30 minutes on 2 cores)
 # Heavy checks (QASPER benchmarks) are separate: see README "Benchmarks".
 
@@ -13,7 +14,9 @@ DEMO_HOME ?= .lit3r-demo
 
 QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz
 
-.PHONY: install install-local demo test lint bench-index bench-retrieval bench-gate clean
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: install install-local demo serve browser test lint bench-index bench-retrieval bench-gate bench-serve fuzz-api clean
 
 install: $(VENV)/.installed
 
@@ -21,7 +24,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,serve]"
 	touch $@
 
 # The local profile (lit3r --preset local ...): llama-cpp-python's server, compiled from source, and the
@@ -34,7 +37,19 @@ install-local: install
 demo: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r --home $(DEMO_HOME) demo
 
-test: install
+serve: demo
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r --home $(DEMO_HOME) serve
+
+# The browser tests drive Debian's Chromium (the builds `playwright install` downloads are not reachable offline).
+# Without apt (not root, or no Debian) the browser tests skip and say why.
+browser:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "Installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "Chromium not installed (needs root and apt-get): the browser tests will skip"; fi
+
+test: install browser
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
 
 lint: install
