@@ -20,6 +20,7 @@ from starlette.types import ASGIApp
 from lit3r import __version__
 from lit3r.server.auth import KeyGuard
 from lit3r.server.errors import install_error_handlers
+from lit3r.server.limits import BodyLimit
 from lit3r.server.routes import answers, corpus, ingest, openai, runtime_of, traces
 from lit3r.server.runtime import Runtime
 from lit3r.settings import Settings
@@ -69,22 +70,17 @@ def create_app(
         lifespan=lifespan,
         docs_url=None if runtime.keys else "/docs",
         redoc_url=None,
-        max_body_size=server.max_request_bytes,
     )
     app.state.runtime = runtime
     install_error_handlers(app)
     for module in (answers, corpus, traces, openai):
         app.include_router(module.router, prefix=API)
-    app.include_router(
-        ingest.router,
-        prefix=API,
-        max_body_size=server.max_upload_bytes,
-        form_limits={"max_files": server.max_upload_files, "max_fields": 10},
-    )
+    app.include_router(ingest.router, prefix=API, form_limits={"max_files": server.max_upload_files, "max_fields": 10})
     _meta_routes(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for path, sub in mounts.items():  # the lead wires an MCP app here: create_app(settings, mounts={"/mcp": app})
         app.mount(path, sub)
+    app.add_middleware(BodyLimit, request_bytes=server.max_request_bytes, upload_bytes=server.max_upload_bytes)
     app.add_middleware(KeyGuard, keys=runtime.keys)
     if server.cors_origins:
         app.add_middleware(

@@ -128,13 +128,29 @@ def _match(chars: list[dict[str, Any]], quote_key: str) -> tuple[int, int]:
     return position, length
 
 
+def text_of(chars: list[dict[str, Any]]) -> str:
+    """The text of consecutive characters, with a space where the next one starts a line or leaves a gap."""
+    out: list[str] = []
+    previous: dict[str, Any] | None = None
+    for char in chars:
+        if previous is not None:
+            height = max(float(previous["bottom"]) - float(previous["top"]), 1.0)
+            new_line = abs(float(char["top"]) - float(previous["top"])) > 0.5 * height
+            gap = float(char["x0"]) - float(previous["x1"]) > 0.15 * height
+            if (new_line or gap) and out and not out[-1].isspace() and not char["text"].isspace():
+                out.append(" ")
+        out.append(char["text"])
+        previous = char
+    return " ".join("".join(out).split())
+
+
 def _passage(page: Any, number: int, chars: list[dict[str, Any]], start: int, length: int, found: Found) -> Passage:
-    text = "".join(c["text"] for c in chars)
-    _, owners = fold(text)
-    picked = sorted(set(owners[start : start + length]))
-    hit = [chars[i] for i in picked]
-    matched = " ".join("".join(c["text"] for c in hit).split())
-    return Passage(number, float(page.width), float(page.height), line_boxes(hit), found, matched)
+    _, owners = fold("".join(c["text"] for c in chars))
+    first, last = owners[start], owners[start + length - 1]
+    hit = [c for c in chars[first : last + 1] if not c["text"].isspace()]
+    return Passage(
+        number, float(page.width), float(page.height), line_boxes(hit), found, text_of(chars[first : last + 1])
+    )
 
 
 @lru_cache(maxsize=128)
