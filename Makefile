@@ -67,5 +67,12 @@ bench-retrieval: install
 bench-gate: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval gate $(QASPER) --json bench-out/gate.json
 
+# `lit3r serve` under load (N clients for a bounded time, loopback) and fuzzed against its OpenAPI document.
+bench-serve: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_serve.py --out bench-out/serve.json
+
+fuzz-api: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/fuzz_api.py --out bench-out/fuzz
+
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache bench-out

@@ -73,8 +73,8 @@ def build_index(settings: Settings, store: CorpusStore, *, progress: Progress | 
     chunk_cache = EmbeddingCache(layout.cache / "chunks")
     reused = _seed_cache(chunk_cache, previous, encoder, papers=False)
     resumed = chunk_cache.load_shards(encoder.dim)
-    report_progress = _stage(progress, "embed chunks", len(chunks))
-    chunk_vectors, embedded = chunk_cache.embed(encoder, [c.text for c in chunks], on_progress=report_progress)
+    start, step = _stage(progress, "embed chunks")
+    chunk_vectors, embedded = chunk_cache.embed(encoder, [c.text for c in chunks], on_progress=step, on_start=start)
     timings["embed_chunks_s"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -83,9 +83,8 @@ def build_index(settings: Settings, store: CorpusStore, *, progress: Progress | 
     _seed_cache(paper_cache, previous, paper_encoder, papers=True)
     paper_cache.load_shards(paper_encoder.dim)
     paper_texts = [paper_text(p.paper, paper_encoder) for p in parsed]
-    paper_vectors, papers_embedded = paper_cache.embed(
-        paper_encoder, paper_texts, on_progress=_stage(progress, "embed papers", len(parsed))
-    )
+    start, step = _stage(progress, "embed papers")
+    paper_vectors, papers_embedded = paper_cache.embed(paper_encoder, paper_texts, on_progress=step, on_start=start)
     timings["embed_papers_s"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -107,10 +106,17 @@ def build_index(settings: Settings, store: CorpusStore, *, progress: Progress | 
     )
 
 
-def _stage(progress: Progress | None, name: str, total: int) -> Callable[[int], None] | None:
+def _stage(progress: Progress | None, name: str) -> tuple[Callable[[int], None] | None, Callable[[int], None] | None]:
+    """Callbacks reporting a stage against the number of texts it embeds (the reused ones are not counted)."""
     if progress is None:
-        return None
-    return lambda done: progress(name, done, total)
+        return None, None
+    total = [0]
+
+    def start(count: int) -> None:
+        total[0] = count
+        progress(name, 0, count)
+
+    return start, lambda done: progress(name, done, total[0])
 
 
 def _seed_cache(cache: EmbeddingCache, previous: CorpusIndex | None, encoder: Encoder, *, papers: bool) -> int:

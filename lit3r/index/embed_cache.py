@@ -57,10 +57,16 @@ class EmbeddingCache:
         texts: Sequence[str],
         *,
         on_progress: Callable[[int], None] | None = None,
+        on_start: Callable[[int], None] | None = None,
     ) -> tuple[np.ndarray, int]:
-        """Vectors for ``texts`` in order, embedding only the unknown ones; returns (vectors, number embedded)."""
+        """Vectors for ``texts`` in order, embedding only the unknown ones; returns (vectors, number embedded).
+
+        ``on_start`` is told how many texts will be embedded, ``on_progress`` how many more are done.
+        """
         hashes = [text_hash(t) for t in texts]
         todo = list(dict.fromkeys(h for h in hashes if h not in self.vectors))
+        if on_start:
+            on_start(len(todo))
         by_hash = {h: t for h, t in zip(hashes, texts, strict=True)}
         self.folder.mkdir(parents=True, exist_ok=True)
         start = len(list(self.folder.glob("shard-*.npz")))

@@ -23,6 +23,7 @@ from lit3r.server.errors import install_error_handlers
 from lit3r.server.limits import BodyLimit
 from lit3r.server.routes import answers, corpus, ingest, openai, runtime_of, traces
 from lit3r.server.runtime import Runtime
+from lit3r.server.schemas import ERROR_RESPONSES
 from lit3r.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
@@ -74,8 +75,9 @@ def create_app(
     app.state.runtime = runtime
     install_error_handlers(app)
     for module in (answers, corpus, traces, openai):
-        app.include_router(module.router, prefix=API)
-    app.include_router(ingest.router, prefix=API, form_limits={"max_files": server.max_upload_files, "max_fields": 10})
+        app.include_router(module.router, prefix=API, responses=ERROR_RESPONSES)
+    limits = {"max_files": server.max_upload_files, "max_fields": 10}
+    app.include_router(ingest.router, prefix=API, responses=ERROR_RESPONSES, form_limits=limits)
     _meta_routes(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for path, sub in mounts.items():  # the lead wires an MCP app here: create_app(settings, mounts={"/mcp": app})
@@ -100,7 +102,7 @@ def _meta_routes(app: FastAPI) -> None:
         runtime = runtime_of(request)
         return {"status": "ok", "version": __version__, "ready": runtime.holder.ready}
 
-    @app.get(f"{API}/status", tags=["meta"])
+    @app.get(f"{API}/status", tags=["meta"], responses=ERROR_RESPONSES)
     async def status(request: Request) -> dict:
         """What the server answers from: papers and chunks of the index in use, answer runs, jobs, planners."""
         runtime = runtime_of(request)

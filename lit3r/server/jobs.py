@@ -1,11 +1,13 @@
 """Ingest and index jobs: uploaded files parsed into the corpus, then the index built, in a background thread.
 
 One job runs at a time. Its progress is a snapshot clients poll or stream: the stage (``ingest``,
-``embed chunks``, ``embed papers``, ``write``, ``reload``), files parsed and chunks embedded so far with
-their totals, and the seconds left in the current stage (``eta_s``, from that stage's rate so far; None until
-something is done). A file that cannot be ingested is named in the report with its problem and the rest go
-in, as ``lit3r ingest`` does. When the build has published a new generation the job asks the server to
-switch to it (``on_built``), and is done once requests are answered from the new index.
+``embed chunks``, ``embed papers``, ``reload``), files parsed and texts embedded so far with their totals (the
+texts that need a vector: those of earlier builds are reused), and the seconds left in the current stage
+(``eta_s``, from that stage's rate so far; None until something is done). A snapshot is also kept as each
+stage starts and ends (:meth:`Job.marks`), so a stream shows every stage however quickly it passed. A file
+that cannot be ingested is named in the report with its problem and the rest go in, as ``lit3r ingest`` does.
+When the build has published a new generation the job asks the server to switch to it (``on_built``), and is
+done once requests are answered from the new index.
 """
 
 from __future__ import annotations
@@ -62,23 +64,35 @@ class Job:
         self.stages: dict[str, Stage] = {}
         self.stage: str | None = None
         self.current_file: str | None = None
+        self._marks: list[dict[str, Any]] = []
         self._started = time.monotonic()
         self._lock = threading.Lock()
 
     def advance(self, stage: str, done: int, total: int) -> None:
         """``done`` more units of ``stage`` (of ``total``) are finished."""
         with self._lock:
-            if stage not in self.stages:
+            new = stage not in self.stages
+            if new:
                 self.stages[stage] = Stage(stage, total)
             entry = self.stages[stage]
+            finished = entry.done < total <= entry.done + done
             entry.total, entry.done = total, min(entry.done + done, total)
             self.stage = stage
             self.seq += 1
+            if new or finished:
+                self._marks.append(self._snapshot())
 
     def enter(self, stage: str) -> None:
         with self._lock:
             self.stage = stage
             self.seq += 1
+            self._marks.append(self._snapshot())
+
+    def marks(self, since: int) -> list[dict[str, Any]]:
+        """Snapshots taken as each stage started and ended, from the ``since``-th on: a client that polls
+        sees every stage even when one passes between two polls."""
+        with self._lock:
+            return list(self._marks[since:])
 
     def finish(self, state: JobState, *, result: dict[str, Any] | None = None, error: dict[str, str] | None = None):
         with self._lock:
@@ -89,25 +103,28 @@ class Job:
     def snapshot(self) -> dict[str, Any]:
         """The job as JSON-ready data."""
         with self._lock:
-            stage = self.stages.get(self.stage or "")
-            return {
-                "job_id": self.id,
-                "kind": self.kind,
-                "state": self.state,
-                "created_at": self.created_at,
-                "finished_at": self.finished_at,
-                "elapsed_s": round(time.monotonic() - self._started, 1),
-                "stage": self.stage,
-                "current_file": self.current_file,
-                "files": _counts(self.stages.get("ingest")),
-                "chunks": _counts(self.stages.get("embed chunks")),
-                "papers": _counts(self.stages.get("embed papers")),
-                "eta_s": stage.eta_s() if stage else None,
-                "uploads": sorted(self.files.values()),
-                "result": self.result or None,
-                "error": self.error,
-                "seq": self.seq,
-            }
+            return self._snapshot()
+
+    def _snapshot(self) -> dict[str, Any]:
+        stage = self.stages.get(self.stage or "")
+        return {
+            "job_id": self.id,
+            "kind": self.kind,
+            "state": self.state,
+            "created_at": self.created_at,
+            "finished_at": self.finished_at,
+            "elapsed_s": round(time.monotonic() - self._started, 1),
+            "stage": self.stage,
+            "current_file": self.current_file,
+            "files": _counts(self.stages.get("ingest")),
+            "chunks": _counts(self.stages.get("embed chunks")),
+            "papers": _counts(self.stages.get("embed papers")),
+            "eta_s": stage.eta_s() if stage else None,
+            "uploads": sorted(self.files.values()),
+            "result": self.result or None,
+            "error": self.error,
+            "seq": self.seq,
+        }
 
 
 def _counts(stage: Stage | None) -> dict[str, int] | None:

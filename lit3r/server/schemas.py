@@ -158,3 +158,31 @@ class ChatCompletionRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1, max_length=200)
     stream: bool = False
     stream_options: StreamOptions | None = None
+
+
+class ErrorBody(BaseModel):
+    code: str = Field(description="A stable code, e.g. 'invalid_request', 'unknown_paper', 'too_many_requests'.")
+    message: str = Field(description="What went wrong, for people; names the field or file concerned.")
+    details: list[dict[str, Any]] | None = Field(default=None, description="Validation errors: loc, msg, type.")
+
+
+class ErrorDocument(BaseModel):
+    """Every error the API answers."""
+
+    error: ErrorBody
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorDocument, "description": description}
+    for status, description in (
+        (400, "A request the server cannot serve (e.g. the 'llm' planner without a chat model)."),
+        (401, "No API key, or a wrong one."),
+        (404, "No such paper, chunk, thread, trace, job or model; or a PDF that is not available."),
+        (409, "No index yet, or a job already running."),
+        (413, "The body is larger than the server accepts."),
+        (415, "No uploaded file has an accepted type."),
+        (422, "The body or a parameter is malformed (the message names the field)."),
+        (429, "Every answer slot is busy; retry after the Retry-After seconds."),
+    )
+}
+"""The error responses every API route may give, as documented in the OpenAPI document."""

@@ -257,3 +257,61 @@ def test_server_settings() -> None:
     settings = Settings(server={"host": "0.0.0.0", "api_keys": ["s3cr3t-key"]})
     assert settings.server.api_keys[0].get_secret_value() == "s3cr3t-key"
     assert "s3cr3t-key" not in repr(settings) and "s3cr3t-key" not in settings.model_dump_json()
+
+
+def test_a_mounted_app_runs_behind_the_key_with_its_lifespan(tmp_path: Path) -> None:
+    from contextlib import asynccontextmanager
+
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    events: list[str] = []
+
+    @asynccontextmanager
+    async def lifespan(_app):
+        events.append("started")
+        yield
+        events.append("stopped")
+
+    sub = Starlette(routes=[Route("/ping", lambda _r: PlainTextResponse("pong"))], lifespan=lifespan)
+    settings = Settings(home=tmp_path / "home", server={"api_keys": ["mount-key"]})
+    with TestClient(create_app(settings, mounts={"/mcp": sub}, watch=False)) as client:
+        assert events == ["started"]
+        assert client.get("/mcp/ping").status_code == 401
+        assert client.get("/mcp/ping", headers={"Authorization": "Bearer mount-key"}).text == "pong"
+        assert client.get("/healthz").json() == {"status": "ok", "version": "0.1.0", "ready": False}
+    assert events == ["started", "stopped"]
+
+
+def test_the_openapi_document_describes_every_route_and_its_errors(tmp_path: Path) -> None:
+    app = create_app(Settings(home=tmp_path / "home"), watch=False)
+    schema = app.openapi()
+    operations = [(path, method, op) for path, ops in schema["paths"].items() for method, op in ops.items()]
+    assert len(operations) >= 23
+    for path, method, operation in operations:
+        assert operation.get("description") or operation.get("summary"), (path, method)
+        if path.startswith("/v1/"):
+            error = operation["responses"]["422"]["content"]["application/json"]["schema"]["$ref"]
+            assert error.endswith("/ErrorDocument"), (path, method)
+    assert "text/event-stream" in schema["paths"]["/v1/ask/stream"]["post"]["responses"]["200"]["content"]
+
+
+def test_build_progress_counts_only_what_is_embedded(settings: Settings, tmp_path: Path, hashing_encoder) -> None:
+    """What an ingest job reports: the embed stages count the texts that need a vector, not the reused ones."""
+    from lit3r.corpus.ingest import ingest
+    from lit3r.index.build import build_index
+
+    from fakes.corpus import eight_papers, paper_record, write_records
+
+    calls: list[tuple[str, int, int]] = []
+    with CorpusStore(settings.home) as store:
+        ingest([eight_papers(tmp_path / "eight.jsonl")], store)
+        build_index(settings, store)
+        extra = paper_record("sparse") | {"id": "sparse-two", "title": "Okapi saturation revisited"}
+        ingest([write_records(tmp_path / "one.jsonl", [extra])], store)
+        report = build_index(settings, store, progress=lambda *call: calls.append(call))
+    chunks = [c for c in calls if c[0] == "embed chunks"]
+    assert chunks[0] == ("embed chunks", 0, report.chunks_embedded) and report.chunks_embedded < report.chunks
+    assert sum(done for _, done, _ in chunks) == report.chunks_embedded
+    assert {total for _, _, total in chunks} == {report.chunks_embedded}

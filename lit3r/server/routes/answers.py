@@ -140,7 +140,11 @@ async def post_message(thread_id: ThreadId, body: MessageRequest, request: Reque
     return await run(runtime, ticket, work)
 
 
-@router.post("/threads/{thread_id}/messages/stream", response_model=None, responses=SSE_RESPONSE)
+@router.post(
+    "/threads/{thread_id}/messages/stream",
+    response_model=None,
+    responses=SSE_RESPONSE,
+)
 async def post_message_stream(thread_id: ThreadId, body: MessageRequest, request: Request):
     """Ask in a thread, as server-sent events (the events of `POST /v1/ask/stream`)."""
     runtime = runtime_of(request)

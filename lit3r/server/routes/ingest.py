@@ -17,7 +17,6 @@ from pathlib import Path as FilePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Path, Request, UploadFile
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from lit3r.server.errors import ApiError
@@ -131,9 +130,14 @@ async def get_job(job_id: JobId, request: Request) -> dict:
 
 
 async def progress_frames(job: Job) -> AsyncIterator[bytes]:
-    seen, quiet = -1, 0
+    seen, marks, quiet = -1, 0, 0
     while True:
-        snapshot = await run_in_threadpool(job.snapshot)
+        snapshot = job.snapshot()
+        for mark in job.marks(marks):  # every stage's start and end, even one that passed between two polls
+            marks += 1
+            if mark["seq"] > seen:
+                seen = mark["seq"]
+                yield frame("progress", mark)
         if snapshot["seq"] != seen:
             seen, quiet = snapshot["seq"], 0
             if snapshot["state"] == "done":

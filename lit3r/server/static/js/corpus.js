@@ -74,7 +74,8 @@ function progress(job) {
   if (job.chunks) parts.push(`chunks embedded ${job.chunks.done}/${job.chunks.total}`);
   stage.textContent = `${job.stage || job.state}: ${parts.join(", ") || "starting"}`;
   const count = job.stage === "embed chunks" ? job.chunks : job.stage === "embed papers" ? job.papers : job.files;
-  bar.value = count && count.total ? (100 * count.done) / count.total : job.stage === "reload" ? 100 : 0;
+  if (count) bar.value = count.total ? (100 * count.done) / count.total : 100; // nothing to embed: done
+  else bar.value = job.stage === "reload" ? 100 : 0;
   eta.textContent = job.eta_s != null ? `about ${Math.ceil(job.eta_s)} s left in this stage` : "";
 }
 
