@@ -70,6 +70,7 @@ bench-gate: install
 # `lit3r serve` under load (N clients for a bounded time, loopback) and fuzzed against its OpenAPI document.
 bench-serve: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_serve.py --out bench-out/serve.json
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_serve.py --unique --out bench-out/serve-unique.json
 
 fuzz-api: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/fuzz_api.py --out bench-out/fuzz

@@ -79,8 +79,11 @@ def percentile(values: list[float], share: float) -> float | None:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def phase(base_url: str, clients: int, seconds: float, max_requests: int) -> dict:
-    """``clients`` threads asking in turn until the time is up; counts and latencies."""
+def phase(base_url: str, clients: int, seconds: float, max_requests: int, unique: bool = False) -> dict:
+    """``clients`` threads asking in turn until the time is up; counts and latencies.
+
+    ``unique`` appends the request's number to each question, so no query vector is served from the cache.
+    """
     served: list[float] = []
     busy, errors, clean_429 = [0], [], [0]
     lock = threading.Lock()
@@ -94,6 +97,8 @@ def phase(base_url: str, clients: int, seconds: float, max_requests: int) -> dic
                 if time.monotonic() >= deadline:
                     return
                 question = QUESTIONS[(offset + i) % len(QUESTIONS)]
+                if unique:
+                    question = f"{question} {offset}-{i}"
                 began = time.perf_counter()
                 try:
                     response = http.post("/v1/ask", json={"question": question})
@@ -133,15 +138,15 @@ def phase(base_url: str, clients: int, seconds: float, max_requests: int) -> dic
     }
 
 
-def baseline(home: Path, rounds: int) -> dict:
+def baseline(home: Path, rounds: int, unique: bool = False) -> dict:
     """The same questions through Session.ask in this process, one at a time."""
     with Session(load_settings(home=home)) as session:
         session.ask(QUESTIONS[0])  # warm up: models and index parts load on first use
         times = []
-        for _ in range(rounds):
-            for question in QUESTIONS:
+        for round_ in range(rounds):
+            for i, question in enumerate(QUESTIONS):
                 began = time.perf_counter()
-                session.ask(question)
+                session.ask(f"{question} baseline-{round_}-{i}" if unique else question)
                 times.append((time.perf_counter() - began) * 1000)
     median, p95 = statistics.median(times), percentile(times, 0.95)
     return {"questions": len(times), "latency_ms_median": median, "latency_ms_p95": p95}
@@ -159,12 +164,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="Phases per client count (interleaved).")
     parser.add_argument("--limit", type=int, default=4, help="The server's max_concurrent_answers.")
     parser.add_argument("--max-requests", type=int, default=500, help="Most requests one client sends in a phase.")
+    parser.add_argument(
+        "--unique", action="store_true", help="Make every question unique (the query encoder runs each time)."
+    )
     parser.add_argument("--out", type=Path, default=Path("bench-out/serve.json"))
     args = parser.parse_args()
     counts = [int(c) for c in args.clients.split(",")]
     with tempfile.TemporaryDirectory(prefix="lit3r-bench-serve-") as tmp:
         home = served_home(Path(tmp))
-        reference = baseline(home, args.repeats)
+        reference = baseline(home, args.repeats, args.unique)
         env = {"LIT3R_SERVER__MAX_CONCURRENT_ANSWERS": str(args.limit)}
         runs: dict[int, list[dict]] = {n: [] for n in counts}
         with ServeProcess(home, env) as server:
@@ -174,7 +182,7 @@ def main() -> None:
             for _ in range(args.repeats):
                 for clients in counts:
                     with MemorySampler(pid) as memory:
-                        result = phase(server.base_url, clients, args.seconds, args.max_requests)
+                        result = phase(server.base_url, clients, args.seconds, args.max_requests, args.unique)
                     runs[clients].append({**result, "server_rss_mb_max": memory.peak})
                     print(json.dumps({"clients": clients, **result, "server_rss_mb_max": memory.peak}), flush=True)
     summary = {}

@@ -11,10 +11,21 @@ from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, format_sse_event
 PING = KEEPALIVE_COMMENT
 """A comment line: keeps a connection alive, ignored by every SSE client."""
 
+EVENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "event": {"type": "string"},
+        "data": {"type": "string", "description": "One JSON document."},
+        "id": {"type": "string"},
+        "retry": {"type": "integer", "minimum": 0},
+    },
+}
+"""One event of a stream (OpenAPI 3.2's form for server-sent events)."""
+
 SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "A stream of server-sent events.",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        "content": {"text/event-stream": {"schema": EVENT_SCHEMA}},
     }
 }
 """The OpenAPI description of a streaming route's response."""

@@ -65,10 +65,19 @@ async def answer_frames(runtime: Runtime, ticket: Ticket, work: Callable[[Listen
             yield frame("error", error_body(value.code, value.message))
 
 
+def admit(runtime: Runtime, planner: str | None) -> Ticket:
+    """Admit an answer run; what can be refused before it starts is refused with a status, not in the stream."""
+    ticket = runtime.admit()
+    if planner == "llm" and ticket.session.chat_model is None:
+        ticket.release()
+        raise ApiError(400, "llm_unavailable", "planner 'llm' needs a chat model: this server has none configured")
+    return ticket
+
+
 @router.post("/ask", response_model=None, responses={200: {"model": AnswerDocument}})
 async def ask(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]) -> dict:
     """Answer a question with citations (the document of `lit3r ask --json`, plus `trace_id`)."""
-    ticket = runtime.admit()
+    ticket = admit(runtime, body.planner)
     seconds = runtime.settings.server.answer_max_seconds
     return await run(runtime, ticket, lambda: answering.ask(ticket.session, runtime.catalog, body, seconds))
 
@@ -76,7 +85,7 @@ async def ask(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]
 @router.post("/ask/stream", response_model=None, responses=SSE_RESPONSE)
 async def ask_stream(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]):
     """Answer a question as server-sent events: `step`... then `answer` then `done` (or one `error`)."""
-    ticket = runtime.admit()
+    ticket = admit(runtime, body.planner)
     seconds = runtime.settings.server.answer_max_seconds
 
     def work(listener: Listener) -> dict:
@@ -98,7 +107,7 @@ async def create_thread(runtime: Annotated[Runtime, Depends(runtime_of)], body: 
 async def list_threads(
     runtime: Annotated[Runtime, Depends(runtime_of)],
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> dict:
     """The threads this server knows, the most recently used first."""
     return {"threads": [_info(t) for t in runtime.catalog.threads(limit, offset)]}
@@ -131,7 +140,7 @@ async def post_message(thread_id: ThreadId, body: MessageRequest, request: Reque
     """Ask in a thread: a follow-up is rewritten into a standalone question (`question`), citation numbers
     stay stable within the thread."""
     runtime = runtime_of(request)
-    ticket = runtime.admit()
+    ticket = admit(runtime, body.planner)
     try:
         work = _turn_work(runtime, ticket, thread_id, body)
     except BaseException:
@@ -148,7 +157,7 @@ async def post_message(thread_id: ThreadId, body: MessageRequest, request: Reque
 async def post_message_stream(thread_id: ThreadId, body: MessageRequest, request: Request):
     """Ask in a thread, as server-sent events (the events of `POST /v1/ask/stream`)."""
     runtime = runtime_of(request)
-    ticket = runtime.admit()
+    ticket = admit(runtime, body.planner)
     try:
         work = _turn_work(runtime, ticket, thread_id, body)
     except BaseException:

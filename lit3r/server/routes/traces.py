@@ -90,7 +90,7 @@ def timeline(doc: dict[str, Any]) -> list[dict[str, Any]]:
 async def list_traces(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     thread_id: Annotated[str | None, Query(max_length=128)] = None,
 ) -> dict:
     """Traces under the home folder, newest first (optionally one thread's)."""

@@ -13,11 +13,17 @@ const hero = document.getElementById("chat-empty");
 let threadId = null;
 let onTrace = () => {};
 
+// Questions about the bundled demo corpus, offered only when it is the corpus being served.
 export const EXAMPLES = [
   "How much did evidence verification reduce unsupported claims?",
   "How many questions does LocatorQA contain?",
   "Which reranker budget is recommended?",
 ];
+const DEMO_PAPER = "demo-evidence-verification";
+
+export function showExamples(paperIds) {
+  document.getElementById("examples").hidden = !paperIds.has(DEMO_PAPER);
+}
 
 export function initChat({ openTrace }) {
   onTrace = openTrace;
@@ -39,6 +45,7 @@ export function initChat({ openTrace }) {
     input.focus();
   });
   const examples = document.getElementById("examples");
+  examples.hidden = true;
   examples.innerHTML = EXAMPLES.map((q) => `<li><button type="button">${esc(q)}</button></li>`).join("");
   examples.addEventListener("click", (e) => {
     if (e.target.closest("button")) ask(e.target.closest("button").textContent);

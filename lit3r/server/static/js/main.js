@@ -1,8 +1,8 @@
 // Start-up: tabs (arrow keys move between them), the server status, the API key dialog, then each view.
 import { api, getKey, setKey } from "./api.js";
-import { initChat, loadThreads } from "./chat.js";
+import { initChat, loadThreads, showExamples } from "./chat.js";
 import { initCorpus, renderPapers } from "./corpus.js";
-import { notify, reportError } from "./state.js";
+import { notify, papers, reportError } from "./state.js";
 import { loadTraces, showTrace } from "./trace.js";
 
 const tabs = [...document.querySelectorAll('[role="tab"]')];
@@ -62,6 +62,7 @@ async function start() {
     notify("");
     status = await refreshStatus();
     if (status.index) await renderPapers();
+    showExamples(papers);
     await loadThreads();
   } catch (err) {
     reportError(err, "reach the server");
