@@ -69,7 +69,7 @@ def create_app(
         version=__version__,
         summary="Answers over scientific papers with citations to passages that exist, and a trace of every step.",
         lifespan=lifespan,
-        docs_url=None if runtime.keys else "/docs",
+        docs_url=None,  # Swagger UI would load its assets from a CDN; the document itself is at /openapi.json
         redoc_url=None,
     )
     app.state.runtime = runtime

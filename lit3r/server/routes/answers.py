@@ -8,6 +8,7 @@ trace id; a failure is one ``error`` event with the error document.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -79,7 +80,12 @@ async def ask(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]
     """Answer a question with citations (the document of `lit3r ask --json`, plus `trace_id`)."""
     ticket = admit(runtime, body.planner)
     seconds = runtime.settings.server.answer_max_seconds
-    return await run(runtime, ticket, lambda: answering.ask(ticket.session, runtime.catalog, body, seconds))
+
+    def work() -> dict:
+        with _turn_lock(runtime, body.thread_id):
+            return answering.ask(ticket.session, runtime.catalog, body, seconds)
+
+    return await run(runtime, ticket, work)
 
 
 @router.post("/ask/stream", response_model=None, responses=SSE_RESPONSE)
@@ -89,7 +95,8 @@ async def ask_stream(body: AskRequest, runtime: Annotated[Runtime, Depends(runti
     seconds = runtime.settings.server.answer_max_seconds
 
     def work(listener: Listener) -> dict:
-        return answering.ask(ticket.session, runtime.catalog, body, seconds, on_event=listener)
+        with _turn_lock(runtime, body.thread_id):
+            return answering.ask(ticket.session, runtime.catalog, body, seconds, on_event=listener)
 
     return stream(answer_frames(runtime, ticket, work))
 
@@ -164,6 +171,11 @@ async def post_message_stream(thread_id: ThreadId, body: MessageRequest, request
         ticket.release()
         raise
     return stream(answer_frames(runtime, ticket, work))
+
+
+def _turn_lock(runtime: Runtime, thread_id: str | None) -> AbstractContextManager:
+    """The thread's lock for a question asked as a thread's turn; nothing to hold for a one-off question."""
+    return runtime.thread_lock(thread_id) if thread_id is not None else nullcontext()
 
 
 def _known(runtime: Runtime, session: Any, thread_id: str) -> None:
