@@ -18,6 +18,7 @@ HTTP layer is a ratio of two figures measured side by side. Medians over the rep
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -42,6 +43,10 @@ QUESTIONS = [
     "How does reciprocal rank fusion combine the runs?",
     "What was the median surface velocity of the Aletsch glacier tongue?",
 ]
+
+
+UNIQUE = itertools.count(1000)
+"""Numbers that make each question of a --unique run new to the server (next() on a count is atomic in CPython)."""
 
 
 def rss_mb(pid: int) -> float:
@@ -82,7 +87,7 @@ def percentile(values: list[float], share: float) -> float | None:
 def phase(base_url: str, clients: int, seconds: float, max_requests: int, unique: bool = False) -> dict:
     """``clients`` threads asking in turn until the time is up; counts and latencies.
 
-    ``unique`` appends the request's number to each question, so no query vector is served from the cache.
+    ``unique`` appends a number never used before to each question, so no query vector comes from the cache.
     """
     served: list[float] = []
     busy, errors, clean_429 = [0], [], [0]
@@ -98,7 +103,7 @@ def phase(base_url: str, clients: int, seconds: float, max_requests: int, unique
                     return
                 question = QUESTIONS[(offset + i) % len(QUESTIONS)]
                 if unique:
-                    question = f"{question} {offset}-{i}"
+                    question = f"{question} {next(UNIQUE)}"
                 began = time.perf_counter()
                 try:
                     response = http.post("/v1/ask", json={"question": question})
@@ -144,10 +149,10 @@ def baseline(home: Path, rounds: int, unique: bool = False) -> dict:
         for question in QUESTIONS[: 1 if unique else None]:  # warm up as the server was: models, query vectors
             session.ask(question)
         times = []
-        for round_ in range(rounds):
-            for i, question in enumerate(QUESTIONS):
+        for _ in range(rounds):
+            for question in QUESTIONS:
                 began = time.perf_counter()
-                session.ask(f"{question} baseline-{round_}-{i}" if unique else question)
+                session.ask(f"{question} {next(UNIQUE)}" if unique else question)  # as the clients do
                 times.append((time.perf_counter() - began) * 1000)
     median, p95 = statistics.median(times), percentile(times, 0.95)
     return {"questions": len(times), "latency_ms_median": median, "latency_ms_p95": p95}
