@@ -2,7 +2,7 @@
 
 Run from the repository root (``make bench-serve``)::
 
-    python benchmarks/bench_serve.py --clients 1,2,4,8 --seconds 20 --repeats 3 --limit 4 --out bench-out/serve.json
+    python benchmarks/bench_serve.py --clients 1,2,4,8 --seconds 15 --repeats 3 --limit 4 --out bench-out/serve.json
 
 The demo corpus (and the tests' two-page PDF) is ingested and indexed under a temporary home with the default
 settings, and the real server is started in a subprocess on a free 127.0.0.1 port with
@@ -166,7 +166,7 @@ def median_of(runs: list[dict], key: str) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", default="1,2,4,8", help="Client counts, comma-separated.")
-    parser.add_argument("--seconds", type=float, default=20.0, help="Duration of one phase.")
+    parser.add_argument("--seconds", type=float, default=15.0, help="Duration of one phase.")
     parser.add_argument("--repeats", type=int, default=3, help="Phases per client count (interleaved).")
     parser.add_argument("--limit", type=int, default=4, help="The server's max_concurrent_answers.")
     parser.add_argument("--max-requests", type=int, default=500, help="Most requests one client sends in a phase.")
