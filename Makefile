@@ -14,9 +14,11 @@ DEMO_HOME ?= .lit3r-demo
 
 QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz
 
+FUZZ_SECONDS ?= 60
+CRASH_RUNS ?= 20
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: install install-local demo serve browser test lint bench-index bench-retrieval bench-gate bench-serve fuzz-api clean
+.PHONY: install install-local demo serve browser test lint fuzz crash-test bench-index bench-retrieval bench-gate bench-serve fuzz-api clean
 
 install: $(VENV)/.installed
 
@@ -24,7 +26,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,serve]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,serve,platform]"
 	touch $@
 
 # The local profile (lit3r --preset local ...): llama-cpp-python's server, compiled from source, and the
@@ -56,6 +58,17 @@ lint: install
 	$(BIN)/ruff check lit3r tests benchmarks
 	$(BIN)/ruff format --check lit3r tests benchmarks
 
+# Coverage-guided fuzzing (atheris) of every parser and of answer validation/repair; FUZZ_SECONDS is shared
+# among the targets. Inputs that crash a target are written to bench-out/fuzz/crashes/ (exit code 1).
+fuzz: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python tests/fuzz/run.py --seconds $(FUZZ_SECONDS) --work bench-out/fuzz
+
+# kill -9 of `lit3r index` CRASH_RUNS times and of `lit3r ingest` CRASH_RUNS/2 times, each followed by the
+# consistency checks and a run that completes (the default test run does 2 and 1); plus the full-disk test.
+crash-test: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LIT3R_CRASH_RUNS=$(CRASH_RUNS) $(BIN)/python -m pytest -q -s \
+		tests/system/test_crash_kill.py tests/system/test_crash_full_disk.py
+
 bench-index: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_index.py --qasper $(QASPER) \
 		--out bench-out/index.json
@@ -73,7 +86,7 @@ bench-serve: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_serve.py --unique --out bench-out/serve-unique.json
 
 fuzz-api: install
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/fuzz_api.py --out bench-out/fuzz
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/fuzz_api.py --out bench-out/fuzz-api
 
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache bench-out

@@ -2,7 +2,7 @@
 
 Run from the repository root (``make fuzz-api``)::
 
-    python benchmarks/fuzz_api.py --max-examples 25 --out bench-out/fuzz
+    python benchmarks/fuzz_api.py --max-examples 25 --out bench-out/fuzz-api
 
 The demo corpus and the tests' two-page PDF are indexed under a temporary home, and the real server is started
 in a subprocess on a free 127.0.0.1 port with an API key. schemathesis reads ``/openapi.json`` and sends
@@ -34,7 +34,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-examples", type=int, default=25)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=Path("bench-out/fuzz"))
+    parser.add_argument("--out", type=Path, default=Path("bench-out/fuzz-api"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     schemathesis = Path(sys.executable).with_name("schemathesis")

@@ -186,6 +186,16 @@ class Answer(BaseModel):
     claims: list[ClaimCheck] = Field(
         default_factory=list, description="The verdict on each claim (sentence), removed ones included."
     )
+    verified_by: str | None = Field(
+        default=None,
+        description="The judge that checked the claims after the guards ('exact': the quotes are verbatim, which "
+        "says nothing of whether they answer the question; 'nli'; 'llm'); None when not verified.",
+    )
+    fallbacks: list[str] = Field(
+        default_factory=list,
+        description="Each step that fell back to its offline path, and why (e.g. 'reader: stage 2 call failed: ...; "
+        "the extractive reader answered'); empty when every configured model step ran.",
+    )
 
 
 EventType = Literal[

@@ -91,6 +91,14 @@ class GroundingSettings(BaseModel):
         default=None, description="NLI checkpoint (local path or hub name), e.g. a DeBERTa MNLI cross-encoder."
     )
     threshold: float = Field(default=0.5, ge=0, le=1, description="Least support score (nli, llm) that passes.")
+    min_overlap: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Before any judge: the least share of a claim's content words (stemmed, stop words dropped) "
+        "found in the chunks it cites; its quotes must stand in those chunks and its numbers be stated there in any "
+        "case. 0 turns the word check off.",
+    )
     unsupported: Literal["remove", "mark"] = Field(
         default="remove",
         description="'remove' drops unsupported sentences (and citations no other sentence uses); "
@@ -155,6 +163,28 @@ class ServerSettings(BaseModel):
         return [t.lower() for t in value]
 
 
+class LimitsSettings(BaseModel):
+    """Bounds on what ingest accepts; what exceeds one is refused with a message naming the setting."""
+
+    max_file_mb: float = Field(
+        default=512,
+        gt=0,
+        description="Largest file ingest reads, in MB (10^6 bytes); also the most a .gz file may unpack to.",
+    )
+    max_paper_chars: int = Field(
+        default=2_000_000,
+        gt=0,
+        description="Most characters one paper may hold (title, abstract and body; about 20 long papers). "
+        "A longer paper is skipped; a text or Markdown file longer than this is refused before parsing.",
+    )
+    max_chunks_per_paper: int = Field(
+        default=2_000,
+        gt=0,
+        description="Most chunks one paper may make with the chunker settings in effect at ingest; "
+        "a paper that makes more is skipped.",
+    )
+
+
 class Settings(BaseSettings):
     """Everything lit3r can be told. Use :func:`load_settings` to apply presets."""
 
@@ -177,6 +207,9 @@ class Settings(BaseSettings):
     )
     grounding: GroundingSettings = Field(
         default_factory=GroundingSettings, description="Claim verification of answers (not part of the index key)."
+    )
+    limits: LimitsSettings = Field(
+        default_factory=LimitsSettings, description="Bounds on ingested files and papers (not part of the index key)."
     )
     server: ServerSettings = Field(
         default_factory=ServerSettings, description="`lit3r serve`: address, keys, limits (not part of the index key)."

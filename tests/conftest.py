@@ -15,6 +15,7 @@ import pytest
 from lit3r.settings import Settings
 
 from fakes.corpus import eight_papers
+from fakes.demo import build_demo_home
 from fakes.encoders import HashingEncoder
 from fakes.index import MemoryIndex, built_index
 from fakes.qasper import qasper_paper, write_qasper
@@ -78,3 +79,9 @@ def spy_calls(monkeypatch: pytest.MonkeyPatch) -> Callable[[object, str], list[t
         return calls
 
     return spy_on
+
+
+@pytest.fixture(scope="session")
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo corpus ingested and indexed with the real default encoder, once per test session."""
+    return build_demo_home(tmp_path_factory.mktemp("demo") / "home")

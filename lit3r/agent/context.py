@@ -56,7 +56,10 @@ class LLMReaderAdapter:
         spec = AnswerSpec(types=["multiple_choice"], options=lettered) if lettered else AnswerSpec()
         order = dict.fromkeys(c.paper_id for c in evidence_chunks)
         papers = [self.papers[p] for p in order if p in self.papers]
-        answer = self.reader.read(question, papers, list(evidence_chunks), spec)
+        result = self.reader.run(question, papers, list(evidence_chunks), spec)
+        answer = result.answer
+        if result.fallback:  # the extractive reader wrote this text: it is verified as verbatim quotes
+            answer = answer.model_copy(update={"fallbacks": [f"read: {result.fallback}"]})
         if answer.option in lettered:  # the LLM reader names the letter; answers carry the option itself
             answer = answer.model_copy(update={"option": lettered[answer.option]})
         return answer

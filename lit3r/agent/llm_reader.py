@@ -173,7 +173,8 @@ def _table_columns(row: Mapping[str, Any], columns: Sequence[str]) -> dict[str, 
 
 
 def check_synthesis(synthesis: Synthesis, chunks: Mapping[str, Chunk], spec: AnswerSpec) -> list[str]:
-    """What is wrong with a stage-2 answer: unknown chunk ids, no citation, a foreign option, a bad table."""
+    """What is wrong with a stage-2 answer: unknown chunk ids, no citation, a cited chunk no fact quotes, a quote
+    that is not in its chunk, a foreign option, a bad table."""
     if not synthesis.sufficient:
         return []
     errors = [
@@ -187,11 +188,44 @@ def check_synthesis(synthesis: Synthesis, chunks: Mapping[str, Chunk], spec: Ans
         errors.append('"answer" is empty')
     elif not cited:
         errors.append("the answer cites no chunk: cite the chunk ids of the facts it uses, e.g. [p42::c0007]")
+    errors += quote_errors(synthesis, chunks)
     if "multiple_choice" in spec.types and spec.options and choose_option(synthesis.option, spec.options) is None:
         errors.append(f'"option" {synthesis.option!r} is not one of the options {", ".join(spec.options)}')
     if "table" in spec.types:
         errors += _table_errors(synthesis.table, chunks, spec.columns)
     return errors
+
+
+def quote_errors(synthesis: Synthesis, chunks: Mapping[str, Chunk]) -> list[str]:
+    """Each cited chunk needs a fact quoting it, and each fact's quote must stand in its chunk (spacing, case,
+    dashes and line-end hyphenation aside: :func:`locate_quote`)."""
+    errors = []
+    for i, fact in enumerate(synthesis.facts, 1):
+        chunk = chunks.get(fact.chunk_id)
+        if chunk is not None and fact.quote.strip() and locate_quote(fact.quote, chunk.text) is None:
+            errors.append(f"fact {i}: its quote {fact.quote[:80]!r} is not in chunk '{fact.chunk_id}': copy it exactly")
+    quoted = {f.chunk_id for f in synthesis.facts if f.quote.strip()}
+    for chunk_id in dict.fromkeys(cited_ids(synthesis.answer)):
+        if chunk_id in chunks and chunk_id not in quoted:
+            errors.append(f"the answer cites '{chunk_id}' but no fact quotes it: add a fact with a verbatim quote")
+    return errors
+
+
+def locate_quote(quote: str, text: str) -> str | None:
+    """The slice of ``text`` that ``quote`` copies, allowing other spacing, case, quote marks and dashes, and a
+    word broken at a line end ('retrie- val'); None when ``text`` does not hold it."""
+    words = re.findall(r"\w+", quote)
+    if not words:
+        return None
+    gap = r"(?:[\W_]|-\s*)*?"
+    pattern = gap.join(_word_pattern(w) for w in words)
+    match = re.search(pattern, text, flags=re.IGNORECASE)
+    return match.group(0) if match else None
+
+
+def _word_pattern(word: str) -> str:
+    """A word that may be split by a hyphen and white space at a line end."""
+    return r"(?:-\s*)?".join(map(re.escape, word))
 
 
 def _table_errors(table: list[dict[str, Any]] | None, chunks: Mapping[str, Chunk], columns: list[str]) -> list[str]:
@@ -207,19 +241,12 @@ def _table_errors(table: list[dict[str, Any]] | None, chunks: Mapping[str, Chunk
     return errors
 
 
-def verbatim_quote(text: str, quote: str = "", value: str = "") -> str:
-    """A quote that is verbatim text of the chunk (spacing folded): ``quote`` when the chunk holds it, else the
-    first sentence holding ``value``, else the chunk's opening."""
-    folded = _SPACE.sub(" ", text).strip()
-    wanted = _SPACE.sub(" ", quote).strip()
-    start = folded.casefold().find(wanted.casefold()) if wanted else -1
-    if start >= 0:
-        return folded[start : start + len(wanted)]
-    if value.strip():
-        for sentence in re.split(r"(?<=[.!?])\s+", folded):
-            if value.strip().casefold() in sentence.casefold():
-                return sentence[:QUOTE_CHARS]
-    return folded[:QUOTE_CHARS]
+def verbatim_quote(text: str, quote: str) -> str:
+    """The slice of the chunk ``text`` that the (checked) ``quote`` copies, cut to :data:`QUOTE_CHARS`."""
+    located = locate_quote(quote, text)
+    if located is None:  # check_synthesis refuses such answers; never show a quote the chunk does not hold
+        raise SynthesisError(f"the quote {quote[:80]!r} is not in its chunk")
+    return located if len(located) <= QUOTE_CHARS else located[:QUOTE_CHARS].rsplit(" ", 1)[0]
 
 
 def to_answer(
@@ -241,8 +268,8 @@ def to_answer(
     citations = []
     for chunk_id, number in numbers.items():
         chunk = chunks[chunk_id]
-        fact = next((f for f in synthesis.facts if f.chunk_id == chunk_id), None)
-        quote = verbatim_quote(chunk.text, fact.quote, fact.value) if fact else verbatim_quote(chunk.text)
+        fact = next(f for f in synthesis.facts if f.chunk_id == chunk_id and f.quote.strip())
+        quote = verbatim_quote(chunk.text, fact.quote)
         citations.append(
             Citation(number=number, chunk_id=chunk_id, paper_id=chunk.paper_id, locator=chunk.locator, quote=quote)
         )

@@ -6,7 +6,9 @@ Two strategies behind one node (``Context.planner``):
   subquery of the decomposer, then ``verify_sufficiency``; when the verdict is sufficient, decomposition gives
   nothing new or the round cap is reached, it moves to the answer path.
 * ``llm`` shows the conversation to a chat model with the six tools bound and issues the calls it chooses,
-  within the round cap (further ``search_chunks`` calls are dropped).
+  within the round cap (further ``search_chunks`` calls are dropped). When its model call fails, or its
+  tool-call arguments do not parse, the fixed sequence goes on from where the question is (a
+  ``planner.fallback`` note says why, and the answer lists it among its fallbacks).
 
 Every decision is a state update: tool calls in a message with ``phase`` 'plan' (and ``last_calls`` naming
 them), or ``phase`` 'answer' with a :data:`~lit3r.agent.state.StopReason` and its detail. The budget and the
@@ -115,7 +117,12 @@ def llm_step(state: AgentState, context: Context) -> dict[str, Any]:
     try:
         reply = context.planner_model.invoke([SystemMessage(system), *state["messages"]], name="planner")
     except LLMError as exc:
-        return answering("planner_failed", str(exc))
+        return hand_over(state, context, f"the model call failed ({exc})")
+    if reply.invalid_tool_calls and not reply.tool_calls:
+        broken = "; ".join(f"{c.get('name')}: {c.get('error') or c.get('args')}" for c in reply.invalid_tool_calls)
+        return hand_over(state, context, f"the model's tool-call arguments did not parse ({broken[:300]})")
+    if reply.invalid_tool_calls:
+        context.recorder.add("note", "planner.invalid_tool_calls", {"dropped": reply.invalid_tool_calls})
     if not reply.tool_calls:
         return answering("planner_stopped", "the model stopped calling tools without an answer")
     searches = [c for c in reply.tool_calls if c["name"] == "search_chunks"]
@@ -126,6 +133,12 @@ def llm_step(state: AgentState, context: Context) -> dict[str, Any]:
             return answering("max_rounds")
         return issue(AIMessage(content=reply.content, tool_calls=kept, id=reply.id))
     return search_round(state, context, issue(reply)) if searches else issue(reply)
+
+
+def hand_over(state: AgentState, context: Context, reason: str) -> dict[str, Any]:
+    """The LLM planner gives up for this question: the fixed sequence continues from the current state."""
+    context.recorder.add("note", "planner.fallback", {"error": reason, "fallback": "the fixed Lit3R sequence"})
+    return {**fixed_step(state, context), "planner_fallback": reason}
 
 
 def hard_limit(state: AgentState, context: Context) -> dict[str, Any] | None:

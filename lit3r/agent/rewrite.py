@@ -11,8 +11,10 @@ A thread (:class:`lit3r.app.session.Thread`) sends each message through three st
    message opening with 'what about', 'how about', 'and', 'also'), the key terms of the previous standalone
    question that the follow-up lacks are put in front of it: ``"<terms>: <follow-up>"``. Key terms are words
    of three or more characters, or with a digit or an inner capital (F1, GPT-4, BERT), that are not stop words
-   (:data:`lit3r.retrieval.planning.STOP_WORDS`), in order, at most :data:`MAX_TERMS`. The first message of a thread
-   is never rewritten.
+   (:data:`lit3r.retrieval.planning.STOP_WORDS`), in order, at most :data:`MAX_TERMS`. A short follow-up that
+   names its own subject (a named term: an acronym, a mixed-case name, a code like GPT-4, a capitalised word
+   after the first, a quoted phrase) and does not refer back stands alone. The first message of a thread is
+   never rewritten.
 2. **Answer.** The agent graph answers the standalone question in the thread. The thread's state is
    checkpointed, so the pool of earlier questions is carried into the new one with decayed scores and
    citation numbers stay stable within the thread (:mod:`lit3r.agent.state`); :func:`turns_of` reads the
@@ -36,7 +38,7 @@ from pydantic import BaseModel, Field
 from lit3r.llm.errors import LLMError
 from lit3r.llm.wrapper import LLM
 from lit3r.prompts.chat import REWRITE_SYSTEM, render_rewrite
-from lit3r.retrieval.planning import STOP_WORDS
+from lit3r.retrieval.planning import STOP_WORDS, named_terms
 from lit3r.tools.reader.validate import marker_numbers
 from lit3r.tools.trace import TraceRecorder
 
@@ -107,6 +109,10 @@ def rule_rewrite(message: str, previous: str | None) -> Rewrite:
     refers = REFERS_BACK.search(message)
     if refers is None and len(own) >= SHORT_TERMS:
         return Rewrite(message=message, question=message, method="unchanged", reason="stands alone")
+    named = named_terms(message)
+    if refers is None and named:  # "What is ELMo?": short, but it names its own subject
+        reason = f"stands alone: it names its subject ({', '.join(named)})"
+        return Rewrite(message=message, question=message, method="unchanged", reason=reason)
     missing = [t for t in key_terms(previous) if t.lower() not in own][:MAX_TERMS]
     reason = f"refers back ({refers.group(0).strip()!r})" if refers else f"short ({len(own)} key terms)"
     if not missing:

@@ -154,6 +154,9 @@ class AgentState(InputState, total=False):
     """Why retrieval stopped (None while planning)."""
     stop_detail: str | None
     """What the stop reason does not say: which budget ran out, the model error, the turn count."""
+    planner_fallback: str | None
+    """Why the LLM planner handed over to the fixed Lit3R sequence for the rest of the question (its model call
+    failed, or its tool-call arguments did not parse); None while it plans."""
     citation_numbers: Annotated[dict[str, int], replace]
     """Chunk id -> its citation number in this thread; kept across questions (see :func:`stable_numbers`)."""
 
@@ -179,6 +182,7 @@ def question_reset() -> dict[str, Any]:
         "expanded_at": None,
         "stop_reason": None,
         "stop_detail": None,
+        "planner_fallback": None,
     }
 
 

@@ -39,7 +39,7 @@ from lit3r.llm.budget import Budget
 from lit3r.llm.client import make_chat_model
 from lit3r.llm.errors import LLMConfigError
 from lit3r.llm.local_server import local_llm
-from lit3r.llm.wrapper import LLM
+from lit3r.llm.wrapper import LLM, Breaker
 from lit3r.models import Answer, Chunk, TraceEvent
 from lit3r.prompts.common import AnswerSpec
 from lit3r.retrieval.gate import GateThreshold, load_gate
@@ -156,7 +156,9 @@ class Session:
         settings = self.settings
         recorder = TraceRecorder(on_event=on_event)
         budget = Budget.for_question(settings.llm, max_seconds=max_seconds)
-        llm = LLM(self.chat_model, settings.llm, recorder=recorder, budget=budget) if self.chat_model else None
+        llm = None
+        if self.chat_model is not None:
+            llm = LLM(self.chat_model, settings.llm, recorder=recorder, budget=budget, breaker=Breaker())
         reranker = self.reranker
         if self._reranker_spec is not None and needs_llm(self._reranker_spec):
             reranker = load_reranker(self._reranker_spec, llm=llm)
@@ -185,11 +187,17 @@ class Session:
     def _invoke(self, graph: CompiledStateGraph, context: Context, inputs: dict[str, Any], thread_id: str | None):
         return graph.invoke(inputs, config=run_config(thread_id, context.max_turns), context=context)
 
-    @staticmethod
-    def _inputs(question: str, options: Sequence[str] | None, allowed_papers: Sequence[str] | None) -> dict:
+    def _inputs(self, question: str, options: Sequence[str] | None, allowed_papers: Sequence[str] | None) -> dict:
+        """The graph's input; ``ValueError`` for an empty question or paper ids the index does not hold."""
         question = " ".join(question.split())
         if not question:
             raise ValueError("the question is empty")
+        if allowed_papers is not None:
+            unknown = [p for p in dict.fromkeys(allowed_papers) if p not in self.index.papers]
+            if unknown:
+                raise ValueError(f"unknown paper id(s): {', '.join(unknown[:5])} (see `lit3r stats` or `lit3r search`)")
+            if not allowed_papers:
+                raise ValueError("no paper to answer from: the paper restriction is empty")
         return {
             "question": question,
             "options": list(options) if options else None,

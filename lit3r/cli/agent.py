@@ -7,31 +7,52 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
-from lit3r.cli.app import app, err, fail, out, state
+from lit3r.cli.app import app, err, existing_home, fail, out, printable, state
 from lit3r.models import Answer
 
 trace_app = typer.Typer(no_args_is_help=True, help="Inspect the traces of answered questions.")
 
 
 def print_answer(answer: Answer) -> None:
-    """The answer with its inline markers, the cited chunks with their locators, and the trace path."""
-    out.print(answer.text, highlight=False, markup=False)
+    """The answer with its inline markers, the cited chunks with their locators, and the trace path.
+
+    Text from papers and questions is printed through :func:`printable`: no control sequence reaches the terminal.
+    """
+    out.print(printable(answer.text), highlight=False, markup=False)
     for citation in answer.citations:
         out.print(
-            f"[bold][{citation.number}][/] [cyan]{citation.paper_id}[/] {citation.locator.describe()} "
-            f"[dim]{citation.chunk_id}[/]",
+            Text.assemble(
+                (f"[{citation.number}]", "bold"),
+                " ",
+                (printable(citation.paper_id), "cyan"),
+                printable(f" {citation.locator.describe()} "),
+                (printable(citation.chunk_id), "dim"),
+            ),
             highlight=False,
         )
-        out.print(f"    “{' '.join(citation.quote.split())}”", highlight=False, markup=False)
+        out.print(f"    “{printable(' '.join(citation.quote.split()))}”", highlight=False, markup=False)
     if answer.claims:
-        supported = sum(c.supported for c in answer.claims)
-        acted = [c.action for c in answer.claims if c.action != "kept"]
-        note = f" ({len(acted)} {acted[0]})" if acted else ""
-        out.print(f"[dim]supported: {supported}/{len(answer.claims)} claims{note}[/]", highlight=False)
+        out.print(Text(printable(verification_line(answer)), "dim"))
+    for fallback in answer.fallbacks:
+        err.print(Text.assemble(("fell back: ", "yellow"), printable(fallback)))
     if answer.candidate_papers:
-        out.print(f"[dim]candidate papers: {', '.join(answer.candidate_papers[:5])}[/]", highlight=False)
-    out.print(f"[dim]rounds: {answer.rounds} · trace: {answer.trace_path}[/]", highlight=False)
+        out.print(Text(printable(f"candidate papers: {', '.join(answer.candidate_papers[:5])}"), "dim"))
+    out.print(Text(printable(f"rounds: {answer.rounds} · trace: {answer.trace_path}"), "dim"))
+
+
+def verification_line(answer: Answer) -> str:
+    """What claim verification found, in words that say what it checked."""
+    supported = sum(c.supported for c in answer.claims)
+    acted = [c.action for c in answer.claims if c.action != "kept"]
+    note = f" ({len(acted)} {acted[0]})" if acted else ""
+    if answer.verified_by == "exact":
+        return (
+            f"quotes checked: {supported}/{len(answer.claims)} claims are verbatim in the chunks they cite{note} "
+            "(whether they answer the question is not judged)"
+        )
+    return f"supported: {supported}/{len(answer.claims)} claims (judge {answer.verified_by}){note}"
 
 
 @app.command()
@@ -50,6 +71,7 @@ def ask(
 
     if planner not in ("fixed", "llm"):
         fail(f"unknown planner {planner!r}: use fixed or llm")
+    existing_home()
     try:
         answer = run_ask(
             question, settings=state.settings, options=option, allowed_papers=paper, planner=planner, thread_id=thread
@@ -72,28 +94,37 @@ def answer_document(answer: Answer) -> dict:
     return document
 
 
+def find_trace(trace_id: str) -> Path:
+    """The file of a trace given by id (under the home) or by path; exits with an error naming both if none."""
+    from lit3r.app.traces import trace_path
+
+    path = Path(trace_id)
+    if not path.is_file():
+        existing_home()
+        path = trace_path(state.settings, trace_id.removesuffix(".json"))
+    if not path.is_file():
+        fail(f"no trace {trace_id!r} (looked for {path})")
+    return path
+
+
 @trace_app.command("show")
 def trace_show(
     trace_id: Annotated[str, typer.Argument(help="A trace id (file name without .json) or a trace file path.")],
 ) -> None:
     """Render a trace as a readable timeline."""
-    from lit3r.app.traces import render_timeline, trace_path
+    from lit3r.app.traces import render_timeline
 
-    path = Path(trace_id)
-    if not path.is_file():
-        path = trace_path(state.settings, trace_id.removesuffix(".json"))
-    if not path.is_file():
-        fail(f"no trace {trace_id!r} (looked for {path})")
+    path = find_trace(trace_id)
     try:
-        out.print(render_timeline(path), highlight=False, markup=False)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        fail(f"{path}: not a lit3r trace: {exc}")
+        out.print(printable(render_timeline(path)), highlight=False, markup=False)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # bad JSON, or JSON of another shape
+        fail(f"{path}: not a lit3r trace ({type(exc).__name__}: {exc})")
 
 
 @trace_app.command("list")
 def trace_list(limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20) -> None:
     """List the traces under the home folder, newest first."""
-    folder = state.settings.home / "traces"
+    folder = existing_home() / "traces"
     paths = sorted(folder.glob("*.json"), reverse=True)[:limit] if folder.is_dir() else []
     if not paths:
         err.print(f"no traces under {folder}")
@@ -102,4 +133,4 @@ def trace_list(limit: Annotated[int, typer.Option(help="How many, newest first."
             question = json.loads(path.read_text(encoding="utf-8")).get("question", "")
         except (json.JSONDecodeError, OSError):
             question = "(unreadable)"
-        out.print(f"{path.stem}  {question}", highlight=False, markup=False)
+        out.print(printable(f"{path.stem}  {question}"), highlight=False, markup=False)

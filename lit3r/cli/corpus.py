@@ -10,15 +10,24 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from lit3r.cli.app import app, err, fail, out, progress_bar, state
+from lit3r.cli.app import app, err, existing_home, fail, out, printable, progress_bar, state, writable_home
 from lit3r.corpus.store import CorpusStore
 from lit3r.settings import Settings
 
 
+def _warn(label: str, path: str, problem: str) -> None:
+    """One warning line on stderr; file names and problems are printed as text, never as markup."""
+    err.print(Text.assemble((label, "yellow"), " ", printable(f"{path}: {problem}")), highlight=False)
+
+
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders (searched recursively).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Files or folders (searched recursively).", readable=False),  # ingest names each problem
+    ],
     force: Annotated[bool, typer.Option(help="Parse files again even when unchanged.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON report.")] = False,
 ) -> None:
@@ -26,22 +35,38 @@ def ingest(
     from lit3r.corpus.ingest import discover
     from lit3r.corpus.ingest import ingest as run_ingest
 
-    files, _ = discover(paths)
-    with CorpusStore(state.settings.home) as store, progress_bar() as bar:
+    files = discover(paths).files
+    settings = state.settings
+    writable_home()
+    with CorpusStore(settings.home) as store, progress_bar() as bar:
         task = bar.add_task("ingest", total=len(files))
-        report = run_ingest(paths, store, force=force, on_file=lambda _: bar.advance(task))
+        report = run_ingest(
+            paths,
+            store,
+            force=force,
+            on_file=lambda _: bar.advance(task),
+            limits=settings.limits,
+            chunker=settings.chunker,
+        )
         total = store.count_papers()
     if as_json:
         print(json.dumps({**report.__dict__, "papers_in_corpus": total}, indent=1))
     else:
         for path, problem in report.failed:
-            err.print(f"[yellow]skipped[/] {path}: {problem}", highlight=False)
+            _warn("skipped", path, problem)
+        for path, problem in report.skipped_records:
+            _warn("skipped record", path, problem)
         for old, new in report.renamed:
-            err.print(f"[yellow]renamed[/] paper id {old} -> {new} (id already used by another file)")
+            _warn("renamed", f"paper id {old} -> {new}", "id already used by another file")
+        records = f", {len(report.skipped_records)} record(s) skipped" if report.skipped_records else ""
         out.print(
-            f"{len(report.added)} file(s) ingested ({report.papers_added} papers), {len(report.unchanged)} unchanged, "
-            f"{len(report.failed)} skipped; {report.references_resolved} references resolved; "
-            f"{total} papers in {state.settings.home}"
+            printable(
+                f"{len(report.added)} file(s) ingested ({report.papers_added} papers), "
+                f"{len(report.unchanged)} unchanged, {len(report.failed)} skipped{records}; "
+                f"{report.references_resolved} references resolved; {total} papers in {state.settings.home}"
+            ),
+            highlight=False,
+            markup=False,
         )
     if not report.added and not report.unchanged:
         raise typer.Exit(2)
@@ -52,7 +77,9 @@ def index() -> None:
     """Build or update the indexes for the current settings (only new text is embedded)."""
     from lit3r.index.build import EmptyCorpusError, build_index
 
-    with CorpusStore(state.settings.home) as store, progress_bar() as bar:
+    existing_home()
+    writable_home()
+    with CorpusStore(state.settings.home, create=False) as store, progress_bar() as bar:
         tasks: dict[str, Any] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -64,6 +91,8 @@ def index() -> None:
             report = build_index(state.settings, store, progress=progress)
         except EmptyCorpusError as exc:
             fail(str(exc))
+        except OSError as exc:  # a full disk, a quota, a read-only folder: the generation in use is untouched
+            fail(f"the index build stopped: {_disk_problem(exc, state.settings.home)}; the index in use is unchanged")
     if report.up_to_date:
         out.print(f"index up to date: {report.papers} papers, {report.chunks} chunks ({report.generation})")
         return
@@ -72,6 +101,19 @@ def index() -> None:
         f"indexed {report.papers} papers, {report.chunks} chunks "
         f"({report.chunks_embedded} embedded, {report.chunks_reused} reused) in {report.generation}\n{timing}"
     )
+
+
+def _disk_problem(exc: OSError, home: Path) -> str:
+    """What went wrong writing under ``home``, with the space left on its disk (numpy's short writes carry
+    no errno, so the free space is what says the disk is full)."""
+    import shutil
+
+    where = f" ({exc.filename})" if exc.filename else ""
+    try:
+        free = f"; {shutil.disk_usage(home).free / 1e6:,.1f} MB free under {home}"
+    except OSError:
+        free = ""
+    return f"{exc.strerror or exc}{where}{free}"
 
 
 @app.command()
@@ -86,6 +128,7 @@ def search(
     from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
     from lit3r.retrieval.search import search_index
 
+    existing_home()
     try:
         hits = search_index(CorpusIndex.open(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
     except (IndexNotBuiltError, ValueError) as exc:
@@ -95,11 +138,16 @@ def search(
         return
     for hit in hits:
         out.print(
-            f"[bold]{hit.rank:>2}.[/] [cyan]{hit.paper_id}[/] {hit.type} · {hit.locator.describe()} "
-            f"[dim]score {hit.score:.4f} · {hit.chunk_id}[/]",
+            Text.assemble(
+                (f"{hit.rank:>2}.", "bold"),
+                " ",
+                (printable(hit.paper_id), "cyan"),
+                printable(f" {hit.type} · {hit.locator.describe()} "),
+                (printable(f"score {hit.score:.4f} · {hit.chunk_id}"), "dim"),
+            ),
             highlight=False,
         )
-        snippet = " ".join(hit.text.split())
+        snippet = printable(" ".join(hit.text.split()))
         out.print(f"    {snippet[:300]}{'…' if len(snippet) > 300 else ''}", highlight=False, markup=False)
     if not hits:
         out.print("no matching chunks")
@@ -110,7 +158,7 @@ def collect_stats(settings: Settings) -> dict[str, Any]:
     from lit3r.index.corpus_index import CorpusIndex
     from lit3r.index.layout import IndexLayout
 
-    with CorpusStore(settings.home) as store:
+    with CorpusStore(settings.home, create=False) as store:
         parsed = list(store.iter_papers())
         sources = store.sources()
         hashes = store.paper_hashes()
@@ -147,20 +195,21 @@ def collect_stats(settings: Settings) -> dict[str, Any]:
 @app.command()
 def stats(as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False) -> None:
     """Papers, chunks by type, references parsed and resolved, index size."""
+    existing_home()
     data = collect_stats(state.settings)
     if as_json:
         print(json.dumps(data, indent=1))
         return
-    table = Table(title=f"lit3r corpus at {data['home']}", show_header=False)
+    table = Table(title=Text(printable(f"lit3r corpus at {data['home']}")), show_header=False)
     for key in ("papers", "sources", "references_parsed", "references_resolved", "chunks"):
         table.add_row(key, str(data[key]))
     table.add_row("chunk_types", ", ".join(f"{k} {v}" for k, v in sorted(data["chunk_types"].items())))
     index_info = data["index"]
     where = f"{index_info['path']} ({index_info['size_bytes'] / 1e6:.1f} MB)" if index_info else "not built"
-    table.add_row("index", where)
+    table.add_row("index", Text(printable(where)))
     out.print(table)
     for failed in data["sources_failed"]:
-        err.print(f"[yellow]not ingested[/] {failed['path']}: {failed['error']}", highlight=False)
+        _warn("not ingested", failed["path"], failed["error"])
 
 
 def demo_papers_dir() -> Path:

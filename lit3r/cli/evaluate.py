@@ -14,13 +14,12 @@ from rich.progress import Progress
 from lit3r.cli.app import err, fail, out, state
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore, file_sha256
-from lit3r.index.build import build_index
-from lit3r.index.corpus_index import CorpusIndex
 from lit3r.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the index modules load torch: imported where used, so `lit3r` starts fast
     from lit3r.app.session import Session
     from lit3r.evals.grounding import GroundingEvaluation
+    from lit3r.index.corpus_index import CorpusIndex
     from lit3r.retrieval.gate import GateThreshold
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate lit3r on benchmark datasets.")
@@ -236,6 +235,9 @@ def _grounding_summary(report: dict) -> list[str]:
 
 def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
     """Ingest and index a dataset file's papers under their own home; reused while unchanged."""
+    from lit3r.index.build import build_index
+    from lit3r.index.corpus_index import CorpusIndex
+
     if not data.is_file():
         fail(f"{data}: no such file")
     settings = eval_settings(state.settings, data)

@@ -2,7 +2,9 @@
 
 A file whose content hash is already recorded is skipped without parsing. A
 file that cannot be parsed is reported by name with the problem and skipped;
-the others still go in.
+the others still go in. Inside a file of many records, a record that cannot be
+read, or a paper over a limit (:class:`~lit3r.settings.LimitsSettings`), is
+skipped with its position and id named, and the rest of the file goes in.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lit3r.corpus.parsers import SUPPORTED_SUFFIXES, ParseError, parser_for
+from lit3r.corpus.chunkers import chunk_paper
+from lit3r.corpus.discover import discover
+from lit3r.corpus.parsers import ParseError, limits_mb, read_file, too_long
 from lit3r.corpus.references import resolve_references
 from lit3r.corpus.store import CorpusStore, file_sha256
 from lit3r.models import ParsedPaper
+from lit3r.settings import ChunkerSettings, LimitsSettings
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +33,8 @@ class IngestReport:
     added: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    skipped_records: list[tuple[str, str]] = field(default_factory=list)
+    """Records or papers left out of files that went in: ``(file, "line 7 (id 'p3'): why")``."""
     papers_added: int = 0
     renamed: list[tuple[str, str]] = field(default_factory=list)
     references_resolved: int = 0
@@ -37,82 +44,117 @@ class IngestReport:
         return bool(self.added)
 
 
-def discover(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Files to ingest under ``paths`` (folders recursively, hidden entries skipped) and paths that do not exist."""
-    found: list[Path] = []
-    missing: list[tuple[str, str]] = []
-    for path in paths:
-        if path.is_dir():
-            candidates = sorted(p for p in path.rglob("*") if p.is_file())
-            found.extend(
-                p
-                for p in candidates
-                if not any(part.startswith(".") for part in p.relative_to(path).parts)
-                and p.name.lower().endswith(SUPPORTED_SUFFIXES)
-            )
-        elif path.is_file():
-            found.append(path)
-        else:
-            missing.append((str(path), "no such file or folder"))
-    return found, missing
-
-
 def ingest(
     paths: Iterable[Path],
     store: CorpusStore,
     *,
     force: bool = False,
     on_file: Callable[[Path], None] | None = None,
+    limits: LimitsSettings | None = None,
+    chunker: ChunkerSettings | None = None,
 ) -> IngestReport:
-    """Ingest files and folders into ``store``; ``on_file`` is called after each file (progress bars)."""
-    files, missing = discover(paths)
-    report = IngestReport(failed=list(missing))
-    for path in files:
-        _ingest_file(path.resolve(), store, report, force=force)
+    """Ingest files and folders into ``store``; ``on_file`` is called after each file (progress bars).
+
+    ``limits`` bound files and papers; ``chunker`` is what the chunks-per-paper limit counts with.
+    """
+    found = discover(paths)
+    report = IngestReport(failed=list(found.problems))
+    rules = _Rules(limits or LimitsSettings(), chunker or ChunkerSettings())
+    for path in found.files:
+        _ingest_file(path.resolve(), store, report, rules, force=force)
         if on_file:
             on_file(path)
-    if report.did_work:
+    if report.did_work or store.references_stale():  # stale: an earlier ingest was stopped before resolving
         report.references_resolved = resolve_corpus_references(store)
     return report
 
 
-def _ingest_file(path: Path, store: CorpusStore, report: IngestReport, *, force: bool) -> None:
+@dataclass
+class _Rules:
+    limits: LimitsSettings
+    chunker: ChunkerSettings
+
+
+def _ingest_file(path: Path, store: CorpusStore, report: IngestReport, rules: _Rules, *, force: bool) -> None:
     key = str(path)
     try:
+        size = path.stat().st_size
+        if size > rules.limits.max_file_mb * 1e6:
+            report.failed.append((key, _too_big(size, rules.limits)))
+            return
         sha = file_sha256(path)
     except OSError as exc:
-        report.failed.append((key, f"cannot read file: {exc}"))
+        report.failed.append((key, f"cannot read the file ({exc.strerror or exc})"))
         return
     previous = store.source(key)
     if previous and previous.sha256 == sha and not force:
         if previous.status == "ok":
             report.unchanged.append(key)
         else:
-            report.failed.append((key, f"{previous.error} (unchanged since the last attempt)"))
+            report.failed.append((key, f"{previous.error} (unchanged since the last attempt; --force tries again)"))
         return
-    parser = parser_for(path)
-    if parser is None:
-        report.failed.append((key, f"unsupported file type; lit3r reads {', '.join(SUPPORTED_SUFFIXES)}"))
-        return
+    skipped: list[str] = []
     try:
-        papers = [p for p in parser(path) if _keep(p, key, report)]
+        parsed = read_file(path, rules.limits, on_skip=skipped.append)
+        papers = [p for p in _first_of_each_id(parsed, skipped) if _within_limits(p, rules, skipped, len(parsed) > 1)]
         if not papers:
-            raise ParseError(path, "no paper with text in this file")
+            raise ParseError(path, _nothing_left(skipped))
     except ParseError as exc:
         store.record_error(key, sha, exc.problem)
         report.failed.append((key, exc.problem))
         return
+    report.skipped_records.extend((key, problem) for problem in skipped)
     papers = _unique_ids(papers, key, store, report)
     store.replace_source(key, sha, papers)
     report.added.append(key)
     report.papers_added += len(papers)
 
 
-def _keep(parsed: ParsedPaper, source: str, report: IngestReport) -> bool:
+def _first_of_each_id(papers: list[ParsedPaper], skipped: list[str]) -> list[ParsedPaper]:
+    """The papers of one file with a repeated id left out (the first one is kept)."""
+    seen: set[str] = set()
+    kept = []
+    for parsed in papers:
+        if parsed.paper.id in seen:
+            skipped.append(f"paper {parsed.paper.id!r}: another paper of this file has the same id; the first is kept")
+        else:
+            seen.add(parsed.paper.id)
+            kept.append(parsed)
+    return kept
+
+
+def _nothing_left(skipped: list[str]) -> str:
+    if len(skipped) == 1:
+        return skipped[0]
+    more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
+    return "no paper of this file could be ingested: " + "; ".join(skipped[:3]) + more
+
+
+def _within_limits(parsed: ParsedPaper, rules: _Rules, skipped: list[str], many: bool) -> bool:
+    """False (with the reason added to ``skipped``) for an empty paper or one over a limit."""
+    name = f"paper {parsed.paper.id!r}: " if many else ""
     if parsed.is_empty:
-        report.failed.append((source, f"paper {parsed.paper.id!r} has no text; skipped"))
+        skipped.append(f"{name}no text besides the title")
+        return False
+    chars = len(parsed.canonical_text())
+    if chars > rules.limits.max_paper_chars:
+        skipped.append(name + too_long(chars, rules.limits, what="the paper has"))
+        return False
+    chunks = len(chunk_paper(parsed, rules.chunker))
+    if chunks > rules.limits.max_chunks_per_paper:
+        skipped.append(
+            f"{name}the paper makes {chunks:,} chunks, more than limits.max_chunks_per_paper = "
+            f"{rules.limits.max_chunks_per_paper:,} (LIT3R_LIMITS__MAX_CHUNKS_PER_PAPER raises it)"
+        )
         return False
     return True
+
+
+def _too_big(size: int, limits: LimitsSettings) -> str:
+    return (
+        f"the file is {size / 1e6:,.1f} MB, more than limits.max_file_mb = {limits_mb(int(limits.max_file_mb * 1e6))}"
+        " (LIT3R_LIMITS__MAX_FILE_MB raises it)"
+    )
 
 
 def _unique_ids(papers: list[ParsedPaper], source: str, store: CorpusStore, report: IngestReport) -> list[ParsedPaper]:
@@ -141,4 +183,5 @@ def resolve_corpus_references(store: CorpusStore) -> int:
     changed = [p for p in parsed if [r.resolved_id for r in p.paper.references] != before[p.paper.id]]
     if changed:
         store.update_papers(changed)
+    store.mark_references_resolved()
     return resolved

@@ -138,7 +138,8 @@ def _sentences(text: str) -> list[str]:
     merged: list[str] = []
     for piece in pieces:
         previous = merged[-1] if merged else ""
-        last_word = previous.rstrip(".").split()[-1] if previous.strip() else ""
+        words = previous.rstrip(".").split()
+        last_word = words[-1] if words else ""  # a piece of dots alone ('...') has no last word
         joins = previous.endswith(".") and (
             re.fullmatch(r"[A-Z]|[A-Z][a-z]?", last_word) or last_word.lower() in ABBREVIATIONS - {"al"}
         )

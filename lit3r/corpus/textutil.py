@@ -5,6 +5,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff\ud800-\udfff]")
+"""Control characters (all but tab and line feed), stray byte-order marks and lone surrogates."""
+
+
+def clean_text(text: str) -> str:
+    """``text`` without characters that are not text: control codes (tab and new line stay; a carriage
+    return becomes a new line), byte-order marks inside the text and lone UTF-16 surrogates (which JSON
+    escapes can produce and no encoder accepts)."""
+    return _NOT_TEXT.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
 
 def slugify(text: str) -> str:
     """A paper id from a file stem: lowercase ASCII letters, digits and single hyphens ('paper' if nothing is left)."""

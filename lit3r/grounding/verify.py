@@ -1,8 +1,10 @@
 """Verify an answer claim by claim: judge each sentence against the full text of the chunks it cites.
 
-:func:`verify_answer` splits the answer (:func:`lit3r.grounding.claims.split_claims`), judges every claim
-that cites something in one :meth:`Judge.judge_many` call (premise: the cited chunks' texts, joined by
-blank lines; a claim citing nothing, or only unknown chunks, is unsupported without a judge call), then
+:func:`verify_answer` splits the answer (:func:`lit3r.grounding.claims.split_claims`); every claim first passes
+the model-free guards (:mod:`lit3r.grounding.guards`: its quotes stand in its chunks, its numbers and most of its
+content words come from them); the claims that pass are judged in one :meth:`Judge.judge_many` call (premise: the
+cited chunks' texts with instruction-like sentences left out, joined by blank lines; a claim citing nothing, or
+only unknown chunks, is unsupported without a judge call), then
 
 * ``"remove"``: drops each unsupported sentence with its markers, and the citations no kept sentence uses;
   the other citations keep their numbers (gaps are allowed). When no sentence is left the answer becomes
@@ -21,8 +23,10 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from lit3r.grounding.claims import Claim, split_claims
+from lit3r.grounding.guards import guard
 from lit3r.grounding.judge import Judge, Judgement
-from lit3r.models import Answer, ClaimCheck
+from lit3r.models import Answer, Citation, ClaimCheck
+from lit3r.prompts.safety import defuse
 from lit3r.tools.reader import insufficient_answer
 from lit3r.tools.reader.validate import marker_numbers
 
@@ -37,22 +41,31 @@ NO_CITATION = Judgement(False, 0.0, "cites no chunk")
 UNKNOWN_CHUNKS = Judgement(False, 0.0, "its cited chunks are not in the corpus")
 
 
-def _premise(claim: Claim, chunk_of: dict[int, str], chunk_text_of: ChunkText) -> tuple[list[str], str]:
-    """The chunk ids a claim cites and their texts joined by blank lines."""
-    ids = list(dict.fromkeys(chunk_of[n] for n in claim.citations if n in chunk_of))
-    texts = [t for t in map(chunk_text_of, ids) if t]
-    return ids, "\n\n".join(texts)
+def _premise(claim: Claim, citation_of: dict[int, Citation], texts: dict[str, str]) -> tuple[list[str], str]:
+    """The chunk ids a claim cites and their defused texts joined by blank lines."""
+    ids = list(dict.fromkeys(citation_of[n].chunk_id for n in claim.citations if n in citation_of))
+    return ids, "\n\n".join(defuse(texts[i]) for i in ids if i in texts)
 
 
 def judge_claims(
-    claims: list[Claim], answer: Answer, chunk_text_of: ChunkText, judge: Judge
+    claims: list[Claim], answer: Answer, chunk_text_of: ChunkText, judge: Judge, min_overlap: float = 0.5
 ) -> list[tuple[list[str], Judgement]]:
-    """Each claim's cited chunk ids and verdict; only claims with some cited text reach the judge."""
-    chunk_of = {c.number: c.chunk_id for c in answer.citations}
-    premises = [_premise(claim, chunk_of, chunk_text_of) for claim in claims]
-    asked = [i for i, (_ids, premise) in enumerate(premises) if premise]
+    """Each claim's cited chunk ids and verdict: the guards' failure, or else the judge's (only claims with some
+    cited text that pass the guards reach the judge)."""
+    citation_of = {c.number: c for c in answer.citations}
+    texts = {c.chunk_id: t for c in answer.citations if (t := chunk_text_of(c.chunk_id)) is not None}
+    premises = [_premise(claim, citation_of, texts) for claim in claims]
+    verdicts: dict[int, Judgement] = {}
+    for i, (claim, (_ids, premise)) in enumerate(zip(claims, premises, strict=True)):
+        if not premise:
+            continue
+        cited = [citation_of[n] for n in claim.citations if n in citation_of]
+        failed = guard(claim.text, cited, texts, premise, min_overlap)
+        if failed is not None:
+            verdicts[i] = failed
+    asked = [i for i, (_ids, premise) in enumerate(premises) if premise and i not in verdicts]
     found = judge.judge_many([(premises[i][1], claims[i].text) for i in asked]) if asked else []
-    verdicts = dict(zip(asked, found, strict=True))
+    verdicts.update(zip(asked, found, strict=True))
     out = []
     for i, (claim, (ids, _premise_text)) in enumerate(zip(claims, premises, strict=True)):
         default = NO_CITATION if not claim.citations else UNKNOWN_CHUNKS
@@ -80,7 +93,11 @@ def _rewrite(text: str, claims: list[Claim], unsupported: list[bool], action: Un
 
 
 def verify_answer(
-    answer: Answer, chunk_text_of: ChunkText, judge: Judge, unsupported: UnsupportedAction = "remove"
+    answer: Answer,
+    chunk_text_of: ChunkText,
+    judge: Judge,
+    unsupported: UnsupportedAction = "remove",
+    min_overlap: float = 0.5,
 ) -> tuple[Answer, list[dict[str, Any]]]:
     """The answer with unsupported claims removed or marked, and one verdict dict per claim.
 
@@ -92,7 +109,7 @@ def verify_answer(
     claims = split_claims(answer)
     if not claims:
         return answer, []
-    judged = judge_claims(claims, answer, chunk_text_of, judge)
+    judged = judge_claims(claims, answer, chunk_text_of, judge, min_overlap)
     bad = [not j.supported for _ids, j in judged]
     verb = "removed" if unsupported == "remove" else "marked"
     checks = [

@@ -9,6 +9,7 @@ which takes seconds (BM25 statistics are corpus-wide anyway).
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,10 @@ Progress = Callable[[str, int, int], None]
 
 class EmptyCorpusError(RuntimeError):
     """Raised when there is nothing to index."""
+
+
+class IndexWriteError(OSError):
+    """Writing a new generation failed (a full disk, a quota); its scratch folder is gone, the old one serves."""
 
 
 @dataclass
@@ -89,7 +94,13 @@ def build_index(settings: Settings, store: CorpusStore, *, progress: Progress | 
 
     clock = time.perf_counter()
     scratch = layout.scratch()
-    _write_generation(scratch, settings, parsed, chunks, chunk_vectors, paper_vectors, hashes, encoder, paper_encoder)
+    try:
+        _write_generation(
+            scratch, settings, parsed, chunks, chunk_vectors, paper_vectors, hashes, encoder, paper_encoder
+        )
+    except (OSError, RuntimeError) as exc:  # FAISS reports a failed write (a full disk) as a RuntimeError
+        shutil.rmtree(scratch, ignore_errors=True)  # free the space at once; the generation in use is untouched
+        raise IndexWriteError(f"writing the new index generation failed: {exc}") from exc
     timings["write_indexes_s"] = time.perf_counter() - clock
     generation = layout.publish(scratch)
     chunk_cache.clear()

@@ -14,12 +14,12 @@ from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-import torch
 
 from lit3r.index.model_files import (
     empty_vectors,
     model_pooling,
     resolve_model_path,
+    torch_device,
     unit_rows,
 )
 from lit3r.models import Paper
@@ -130,7 +130,7 @@ def _flag_model(path: str, pooling: str, instruction: str):
     """A FlagEmbedding embedder with an explicit pooling (never the library's default)."""
     from FlagEmbedding import FlagLLMModel, FlagModel
 
-    device = "cuda:0" if torch.cuda.is_available() else "cpu"
+    device = "cuda:0" if torch_device() == "cuda" else "cpu"
     common = {"use_fp16": False, "devices": device, "query_instruction_for_retrieval": instruction or None}
     if pooling == "last_token":
         return FlagLLMModel(path, **common)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from huggingface_hub import snapshot_download
-from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+if TYPE_CHECKING:  # torch and huggingface_hub load in seconds: imported where used, so the CLI starts fast
+    import torch
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
@@ -29,6 +30,9 @@ def resolve_model_path(model: str) -> Path:
     path = Path(model).expanduser()
     if path.exists():
         return path
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
     try:
         return Path(snapshot_download(model, local_files_only=True))
     except (LocalEntryNotFoundError, HFValidationError) as exc:
@@ -65,7 +69,7 @@ def empty_vectors(dim: int) -> np.ndarray:
 
 def unit_rows(vectors: np.ndarray | torch.Tensor) -> np.ndarray:
     """Float32 rows of unit length."""
-    if isinstance(vectors, torch.Tensor):
+    if hasattr(vectors, "detach"):  # a torch tensor
         vectors = vectors.detach().float().cpu().numpy()
     matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -74,4 +78,6 @@ def unit_rows(vectors: np.ndarray | torch.Tensor) -> np.ndarray:
 
 def torch_device() -> str:
     """Where models run: the first GPU when there is one."""
+    import torch
+
     return "cuda" if torch.cuda.is_available() else "cpu"

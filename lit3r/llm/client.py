@@ -1,20 +1,70 @@
 """Chat models from settings: ``ChatOpenAI`` / ``AzureChatOpenAI`` with the client's own retries off.
 
-Retries happen in :class:`lit3r.llm.wrapper.LLM`, on transient errors only.
+Retries happen in :class:`lit3r.llm.wrapper.LLM`, on transient errors only. Every reply passes
+:func:`check_reply` (an httpx response hook): a 200 that is not the chat-completions API (an HTML page, a body
+that is not JSON, an error object, a completion without choices) fails as
+:class:`~lit3r.llm.errors.LLMResponseError` naming what came back, before the client's parsers trip over it with
+an ``AttributeError`` or ``IndexError``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
-from lit3r.llm.errors import LLMConfigError
+from lit3r.llm.errors import LLMConfigError, LLMResponseError
 from lit3r.llm.settings import LLMSettings
+
+PREVIEW_CHARS = 120
 
 PLACEHOLDER_KEY = "not-needed"
 """Sent as the API key to a custom ``base_url`` when none is configured (local servers ignore it)."""
+
+
+def not_the_api(content_type: str, body: bytes) -> str | None:
+    """What is wrong with a 200 reply to a chat-completions request, or None when it is one with a message."""
+    preview = " ".join(body[:PREVIEW_CHARS].decode("utf-8", "replace").split())
+    if "json" not in content_type.lower():
+        return (
+            f"the endpoint answered with {content_type or 'no content type'} ({preview!r}), not the chat-completions "
+            "API; check that llm.base_url points at an OpenAI-compatible API (usually ending in /v1), not a web page"
+        )
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError:
+        return f"the endpoint's response body is not valid JSON ({preview!r}); check llm.base_url points at the API"
+    if not isinstance(data, dict):
+        return f"the endpoint answered with JSON that is not a chat completion ({preview!r})"
+    if data.get("error"):
+        return f"the endpoint answered with an error object: {' '.join(str(data['error']).split())[:300]}"
+    choices = data.get("choices")
+    if not choices:
+        return f"the endpoint's reply has no choices (keys: {', '.join(sorted(data)) or 'none'})"
+    if not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+        return "the endpoint's first choice has no message"
+    return None
+
+
+def check_reply(response: httpx.Response) -> None:
+    """An httpx response hook: a 200 to a chat-completions request must be a completion with a message."""
+    if response.status_code != 200 or not response.request.url.path.endswith("/chat/completions"):
+        return
+    content_type = response.headers.get("content-type", "")
+    if "text/event-stream" in content_type:  # a streamed completion: read by the client as it arrives
+        return
+    response.read()
+    problem = not_the_api(content_type, response.content)
+    if problem is not None:
+        raise LLMResponseError(problem)
+
+
+def checked_http_client() -> httpx.Client:
+    """The HTTP client every chat model uses: replies that are not the API fail as :class:`LLMResponseError`."""
+    return httpx.Client(event_hooks={"response": [check_reply]})
 
 
 def make_chat_model(settings: LLMSettings) -> BaseChatModel:
@@ -32,6 +82,7 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel:
         "timeout": settings.timeout_s,
         "max_retries": 0,
         "max_tokens": settings.max_tokens,
+        "http_client": checked_http_client(),
     }
     if settings.provider == "azure":
         return _azure_model(settings, common)

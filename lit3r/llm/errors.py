@@ -13,12 +13,19 @@ TRANSIENT_ERRORS = (
     openai.APITimeoutError,
     openai.APIConnectionError,
 )
-CALL_ERRORS = (openai.OpenAIError, ModelError, json.JSONDecodeError)
-"""What a model call raises when the endpoint, not our code, is at fault."""
 
 
 class LLMError(Exception):
     """Base class of the errors of the LLM layer."""
+
+
+class LLMResponseError(LLMError):
+    """The endpoint answered, but not with the chat-completions API: an HTML page (a gateway, a login page, a
+    base URL pointing at a web UI), an error object with status 200, or a completion without choices."""
+
+
+CALL_ERRORS = (openai.OpenAIError, ModelError, json.JSONDecodeError, LLMResponseError)
+"""What a model call raises when the endpoint, not our code, is at fault."""
 
 
 class LLMConfigError(LLMError, ValueError):
@@ -49,8 +56,21 @@ class LLMOutputError(LLMError):
         self.errors = errors
 
 
+def response_problem(exc: BaseException) -> LLMResponseError | None:
+    """The reply check's error behind ``exc`` (the client reports an exception raised while it read the reply as
+    a connection error, with the real cause chained)."""
+    while exc is not None:
+        if isinstance(exc, LLMResponseError):
+            return exc
+        exc = exc.__cause__
+    return None
+
+
 def is_transient(exc: BaseException) -> bool:
-    """True for errors worth another attempt: 408/409/429, 5xx, timeouts and connection failures."""
+    """True for errors worth another attempt: 408/409/429, 5xx, timeouts and connection failures (not a reply
+    that is not the API: asking again gets the same page)."""
+    if response_problem(exc) is not None:
+        return False
     if isinstance(exc, TRANSIENT_ERRORS):
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -79,6 +99,8 @@ def retry_after_s(exc: BaseException) -> float | None:
 
 def describe_error(exc: BaseException) -> str:
     """A one-line account of a failed call that says what to check."""
+    if (problem := response_problem(exc)) is not None:
+        return str(problem)
     if isinstance(exc, json.JSONDecodeError):
         return f"the endpoint's response body is not valid JSON ({exc}); check llm.base_url points at the API"
     if isinstance(exc, openai.APIStatusError):

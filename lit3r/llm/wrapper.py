@@ -12,9 +12,11 @@ planner, the reader, the LLM reranker and the LLM judge all call models through 
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -35,7 +37,15 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from lit3r.llm.budget import Budget
 from lit3r.llm.client import make_chat_model
-from lit3r.llm.errors import CALL_ERRORS, LLMCallError, LLMOutputError, describe_error, is_transient, retry_after_s
+from lit3r.llm.errors import (
+    CALL_ERRORS,
+    LLMCallError,
+    LLMOutputError,
+    describe_error,
+    is_transient,
+    response_problem,
+    retry_after_s,
+)
 from lit3r.llm.settings import LLMSettings, StructuredMethod
 from lit3r.llm.structured import (
     MAX_SHOWN_OUTPUT,
@@ -62,6 +72,37 @@ class Recorder(Protocol):
 
 
 RecorderLike = Recorder | Callable[[dict[str, Any]], None]
+
+
+ENDPOINT_DOWN_STATUS = frozenset({401, 403, 404})
+"""Statuses after which no other call of the question can succeed (a wrong key, a wrong URL)."""
+
+
+class Breaker:
+    """Opens for the rest of a question once the endpoint has failed for good, so later calls fail at once.
+
+    A call that still fails after its attempts on a transient error (timeouts, refused connections, 429, 5xx),
+    that gets a reply which is not the API (:class:`~lit3r.llm.errors.LLMResponseError`, a body that is not
+    JSON), or a 401/403/404,
+    trips it; every later call of the run is then refused without contacting the endpoint, and each caller's
+    fallback answers. So a dead endpoint costs one call's retries per question, not one per stage.
+    """
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self._lock = threading.Lock()
+
+    def trip(self, reason: str) -> None:
+        """Open with ``reason`` (the first failure's description is kept)."""
+        with self._lock:
+            self.reason = self.reason or reason
+
+    @staticmethod
+    def trips_on(exc: BaseException) -> bool:
+        """Whether this failure means the endpoint will not serve the question's other calls."""
+        if response_problem(exc) is not None or isinstance(exc, json.JSONDecodeError):  # the endpoint is not the API
+            return True
+        return is_transient(exc) or getattr(exc, "status_code", None) in ENDPOINT_DOWN_STATUS
 
 
 class ListRecorder:
@@ -121,6 +162,7 @@ class LLM:
         settings: attempts, back-off, prices and the structured-output method; defaults when omitted.
         recorder: gets one event dict per model call (a callable or an object with ``record``).
         budget: charged with each successful call's tokens and cost.
+        breaker: shared by the wrappers of one run: once the endpoint has failed for good, calls fail at once.
         sleep: how to wait between attempts (tests pass a no-op).
     """
 
@@ -131,6 +173,7 @@ class LLM:
         *,
         recorder: RecorderLike | None = None,
         budget: Budget | None = None,
+        breaker: Breaker | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.model: Runnable = model
@@ -138,6 +181,7 @@ class LLM:
         """The chat model itself (``model`` may be it with call options or tools bound)."""
         self.settings = settings or LLMSettings()
         self.budget = budget
+        self.breaker = breaker
         self._record = recorder.record if isinstance(recorder, Recorder) else recorder
         self._sleep = sleep
 
@@ -245,6 +289,13 @@ class LLM:
 
         finished = False
         try:
+            if self.breaker is not None and self.breaker.reason:
+                raise LLMCallError(
+                    f"{name}: not sent: the endpoint failed earlier in this question ({self.breaker.reason})",
+                    name=name,
+                    retryable=True,
+                    attempts=0,
+                )
             message = self._retrying(name)(attempt)
             parsed = self._parse(message, schema, event) if schema is not None else None
             self._account(message, event)
@@ -252,6 +303,8 @@ class LLM:
             return message, parsed
         except CALL_ERRORS as exc:
             code = getattr(exc, "status_code", None)
+            if self.breaker is not None and Breaker.trips_on(exc):
+                self.breaker.trip(describe_error(exc))
             raise LLMCallError(
                 f"{name}: {describe_error(exc)} (after {attempts} attempt{'s' * (attempts != 1)})",
                 name=name,
@@ -314,6 +367,8 @@ class LLM:
         prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
         cost = self.settings.cost(prompt_tokens, completion_tokens)
         event["output"] = message.text
+        if logprobs := message.response_metadata.get("logprobs"):  # what a judge or reranker scored from
+            event["logprobs"] = logprobs
         event["tool_calls"] = [{"name": c["name"], "args": c["args"], "id": c.get("id")} for c in message.tool_calls]
         event.update(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cost=cost)
         if self.budget is not None:

@@ -133,6 +133,12 @@ def _anchors_and_words(question: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(anchors)), list(dict.fromkeys(words))
 
 
+def named_terms(text: str) -> list[str]:
+    """The quoted phrases and named terms of ``text`` (acronyms, mixed-case names, letter-digit codes, capitalised
+    words after the first), adjacent named words joined: what names a subject of its own."""
+    return _anchors_and_words(text)[0]
+
+
 def _top_words(words: Sequence[str], n: int) -> list[str]:
     """The ``n`` longest words (longer words are rarer: a cheap IDF proxy), kept in question order."""
     chosen = set(sorted(words, key=lambda w: -len(w))[:n])  # stable: ties keep question order

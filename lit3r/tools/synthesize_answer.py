@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from lit3r.grounding.judge import JudgeError
+from lit3r.grounding.judge import Judge, JudgeError
+from lit3r.grounding.judges.exact import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Answer
 from lit3r.retrieval import fusion
@@ -20,12 +21,22 @@ from lit3r.tools.read_paper import READ_CHUNKS_PER_PAPER
 from lit3r.tools.reader import repair_citations, validate_answer
 
 
+def judge_for(tools: ToolContext, answer: Answer) -> Judge | None:
+    """The judge of an answer: the exact check for text the extractive reader wrote (itself or as the LLM reader's
+    fallback: its promise is verbatim quotes), else the configured judge."""
+    if tools.judge is None:
+        return None
+    extractive = tools.reader.name == "extractive" or any(f.startswith("read:") for f in answer.fallbacks)
+    return ExactJudge() if extractive else tools.judge
+
+
 def verified(tools: ToolContext, answer: Answer) -> Answer:
     """The answer after claim verification (a ``verify`` trace event with every verdict); as is without a judge.
 
     A judge that fails (its model call) leaves the answer unverified; the error is in the event.
     """
-    if tools.judge is None or not answer.sufficient:
+    judge = judge_for(tools, answer)
+    if judge is None or not answer.sufficient:
         return answer
     settings = tools.settings.grounding
     chunks = tools.index.chunk_by_id
@@ -34,10 +45,10 @@ def verified(tools: ToolContext, answer: Answer) -> Answer:
         return chunks[chunk_id].text if chunk_id in chunks else None
 
     with tools.recorder.step("verify", "verify_claims") as data:
-        data.update(summary="", judge=tools.judge.name, threshold=getattr(tools.judge, "threshold", None))
-        data["unsupported"] = settings.unsupported
+        data.update(summary="", judge=judge.name, threshold=getattr(judge, "threshold", None))
+        data.update(unsupported=settings.unsupported, min_overlap=settings.min_overlap)
         try:
-            checked, verdicts = verify_answer(answer, text_of, tools.judge, settings.unsupported)
+            checked, verdicts = verify_answer(answer, text_of, judge, settings.unsupported, settings.min_overlap)
         except JudgeError as exc:
             data.update(summary="not verified: the judge failed", error=str(exc), claims=[])
             return answer
@@ -46,7 +57,7 @@ def verified(tools: ToolContext, answer: Answer) -> Answer:
         verb = "removed" if settings.unsupported == "remove" else "marked"
         data["summary"] = f"{supported}/{len(verdicts)} claims supported; {acted} {verb}"
         data.update(claims=verdicts, supported_fraction=checked.supported_fraction, sufficient=checked.sufficient)
-    return checked
+    return checked.model_copy(update={"verified_by": judge.name})
 
 
 def synthesize_answer(

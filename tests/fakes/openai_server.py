@@ -35,6 +35,9 @@ class Scripted:
     body: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    content_type: str = "application/json"
+    drop: bool = False
+    """Close the connection without answering (a crashed or killed server, a proxy that gave up)."""
 
 
 def completion(message: dict[str, Any], finish_reason: str, usage: tuple[int, int]) -> dict[str, Any]:
@@ -74,6 +77,27 @@ def error(status: int, message: str = "scripted error", *, retry_after: float | 
 def malformed(text: str = '{"id": "chatcmpl-fake", "choices": [') -> Scripted:
     """A 200 answer declared as JSON whose body does not parse."""
     return Scripted(body=text.encode())
+
+
+def html_page(title: str = "Sign in") -> Scripted:
+    """A 200 with a web page instead of the API (a login page, a gateway, a base URL pointing at a web UI)."""
+    page = f"<!DOCTYPE html><html><head><title>{title}</title></head><body><form>...</form></body></html>"
+    return Scripted(body=page.encode(), content_type="text/html; charset=utf-8")
+
+
+def no_choices(choices: list | None = None) -> Scripted:
+    """A 200 completion object without choices (``[]``, or ``None`` when given)."""
+    return Scripted(payload={"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "choices": choices})
+
+
+def error_object(message: str = "model overloaded") -> Scripted:
+    """A 200 whose body is an error object, as some proxies send."""
+    return Scripted(payload={"error": {"message": message, "type": "server_error"}})
+
+
+def dropped() -> Scripted:
+    """The connection closed without an answer."""
+    return Scripted(drop=True)
 
 
 def slow(delay_s: float, then: Scripted | None = None) -> Scripted:
@@ -157,13 +181,16 @@ def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 scripted = error(400, "fake server: streaming is not scripted")
             if scripted.delay_s and server.stopping.wait(scripted.delay_s):
                 return
+            if scripted.drop:
+                self.close_connection = True
+                return
             self._send(scripted)
 
         def _send(self, scripted: Scripted) -> None:
             data = scripted.body if scripted.body is not None else json.dumps(scripted.payload or {}).encode()
             try:
                 self.send_response(scripted.status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", scripted.content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for key, value in scripted.headers.items():
                     self.send_header(key, value)

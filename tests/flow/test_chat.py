@@ -70,6 +70,9 @@ def read_trace(answer: Answer) -> dict:
         ("Speed?", "okapi lexical saturation BERT: Speed?", "rule"),
         ("Which paper uses molecule graph message passing?", None, "unchanged"),
         ("How does GPT-4 compare on F1 scores?", None, "unchanged"),
+        ("What is ELMo?", None, "unchanged"),  # short, but it names its own subject
+        ('What does "Penn Treebank" contain?', None, "unchanged"),
+        ("What is its F1?", "okapi lexical saturation BERT: What is its F1?", "rule"),  # names F1, but refers back
     ],
 )
 def test_rule_rewrite_completes_short_or_referring_follow_ups_with_earlier_words_only(message, expected, method):

@@ -12,7 +12,9 @@ from lit3r.agent.adapters import AGENT_TOOLS
 from lit3r.agent.context import Context
 from lit3r.graphs.agent import build_graph
 from lit3r.llm.budget import Budget
+from lit3r.llm.errors import LLMCallError
 from lit3r.models import ABSTENTION, Answer
+from lit3r.prompts.safety import LEFT_OUT
 from lit3r.settings import Settings
 from lit3r.tools import TOOL_NAMES
 
@@ -201,7 +203,7 @@ def test_injected_instructions_do_not_change_the_fixed_answer(injected_index) ->
     assert_grounded(answer, injected_index)
 
 
-def test_injected_instructions_reach_the_llm_planner_only_as_quoted_data(injected_index) -> None:
+def test_injected_instructions_never_reach_the_llm_planner(injected_index) -> None:
     model = FakeToolCallingModel(
         script=[
             tool_call("search_chunks", query="okapi lexical saturation"),
@@ -211,7 +213,8 @@ def test_injected_instructions_reach_the_llm_planner_only_as_quoted_data(injecte
     )
     state = run_agent(make_context(injected_index, model), QUESTION)
     shown = tool_messages(state, "read_paper")[0].text
-    assert INJECTION in shown and shown.startswith("<evidence>") and shown.rstrip().endswith("</evidence>")
+    assert INJECTION not in shown and LEFT_OUT in shown and "Okapi notes." in shown
+    assert shown.startswith("<evidence>") and shown.rstrip().endswith("</evidence>")
     answer = Answer.model_validate(state["answer"])
     assert "42" not in answer.text and {c.paper_id for c in answer.citations} == {"sparse"}
 
@@ -233,3 +236,37 @@ def test_llm_planner_over_the_openai_protocol(index, monkeypatch: pytest.MonkeyP
     sent = {m["tool_call_id"]: m["content"] for m in second["messages"] if m["role"] == "tool"}
     assert list(sent) == ["call_a"] and sent["call_a"].startswith("'okapi lexical saturation': 20 passages")
     assert_grounded(Answer.model_validate(state["answer"]), index)
+
+
+def test_llm_planner_tool_calls_that_do_not_parse_hand_over_to_the_fixed_sequence(index) -> None:
+    broken = AIMessage(
+        content="",
+        invalid_tool_calls=[{"name": "search_chunks", "args": '{"query": "okapi', "id": "c1", "error": "bad JSON"}],
+    )
+    model = FakeToolCallingModel(script=[broken])
+    context = make_context(index, model)
+    state = run_agent(context, QUESTION)
+    answer = Answer.model_validate(state["answer"])
+    assert model.remaining == 0 and state["round"] == 1 and state["stop_reason"] == "sufficient"
+    assert "did not parse" in state["planner_fallback"]
+    assert [f.split(":")[0] for f in answer.fallbacks] == ["planner"] and "fixed Lit3R sequence" in answer.fallbacks[0]
+    assert_grounded(answer, index)  # the fixed sequence answered instead of a 0-round abstention
+    (note,) = [e for e in context.recorder.of_type("note") if e.name == "planner.fallback"]
+    assert "bad JSON" in note.data["error"]
+
+
+def test_llm_planner_whose_model_fails_hands_over_to_the_fixed_sequence(index) -> None:
+    failure = LLMCallError("planner: cannot connect to the endpoint", name="planner", retryable=True, attempts=3)
+    model = FakeToolCallingModel(script=[tool_call("search_chunks", query="okapi saturation"), failure])
+    state = run_agent(make_context(index, model), QUESTION)
+    answer = Answer.model_validate(state["answer"])
+    assert state["subqueries"][0] == "okapi saturation" and state["round"] == 1  # its own round, then verification
+    assert answer.sufficient and "cannot connect" in answer.fallbacks[0]
+    assert_grounded(answer, index)
+
+
+def test_unknown_paper_ids_are_an_error_not_an_abstention(index, capsys) -> None:
+    from lit3r.app.session import Session
+
+    with Session(index.settings, index=index) as session, pytest.raises(ValueError, match="unknown paper id"):
+        session.ask(QUESTION, allowed_papers=["no-such-paper"])

@@ -1,6 +1,6 @@
-"""Claim verification in the answer path: the agent graph with a scripted LLM reader that writes one sentence
-its citations do not support, judged by the scripted LLM judge; a session's ``ask`` offline with the exact judge;
-the CLI's printers."""
+"""Claim verification in the answer path: the agent graph with a scripted LLM reader that writes a sentence the
+scripted LLM judge rejects and one the model-free guards refuse before any judge; a session's ``ask`` offline with
+the exact judge; the CLI's printers."""
 
 from __future__ import annotations
 
@@ -33,7 +33,10 @@ from fakes.corpus import QUESTION
 from fakes.index import MemoryIndex
 
 SUPPORTED = "The sparse paper reports okapi gains in its okapi analysis"
+WRONG = "Ablating okapi changes the okapi results"
+"""Its words are the chunk's (it passes the guards); the scripted judge says no."""
 UNSUPPORTED = "Okapi saturation also cures cancer in mice"
+"""Most of its words are not the chunk's: the guards refuse it."""
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +58,7 @@ def scripted_model(index: MemoryIndex) -> FakeToolCallingModel:
         system, prompt = messages[0].text, messages[-1].text
         if system.startswith(JUDGE_SYSTEM[:40]):
             claim = re.search(r"<claim>\n(.*?)\n</claim>", prompt, re.S).group(1)
-            yes = 0.02 if "cancer" in claim else 0.97
+            yes = 0.02 if "Ablating" in claim or "cancer" in claim else 0.97
             return AIMessage("yes" if yes > 0.5 else "no", response_metadata={"logprobs": logprobs(yes)})
         ids = re.findall(r'<chunk id="([^"]+)"', prompt)
         if prompt.startswith("Stage 1"):
@@ -64,7 +67,7 @@ def scripted_model(index: MemoryIndex) -> FakeToolCallingModel:
                 "PaperJudgement", relevant=relevant, sufficient=relevant, supporting_chunk_ids=ids[:1] * relevant
             )
         cited = ids[0]
-        answer = f"{SUPPORTED} [{cited}]. {UNSUPPORTED} [{cited}]."
+        answer = f"{SUPPORTED} [{cited}]. {WRONG} [{cited}]. {UNSUPPORTED} [{cited}]."
         fact = {"value": "okapi gains", "chunk_id": cited, "quote": index.chunk_by_id[cited].text[:30]}
         return f"<final_answer>{json.dumps({'sufficient': True, 'facts': [fact], 'answer': answer})}</final_answer>"
 
@@ -93,28 +96,33 @@ def test_an_unsupported_sentence_of_the_llm_answer_is_removed_and_the_trace_says
     answer = Answer.model_validate(state["answer"])
     assert answer.sufficient and SUPPORTED in answer.text and "cancer" not in answer.text
     assert answer.text == f"{SUPPORTED} [1]." and [c.number for c in answer.citations] == [1]
-    assert answer.supported_fraction == 0.5
-    assert [(c.text, c.action) for c in answer.claims] == [(f"{SUPPORTED}.", "kept"), (f"{UNSUPPORTED}.", "removed")]
+    assert answer.supported_fraction == pytest.approx(1 / 3) and answer.verified_by == "llm"
+    assert [(c.text, c.action) for c in answer.claims] == [
+        (f"{SUPPORTED}.", "kept"),
+        (f"{WRONG}.", "removed"),
+        (f"{UNSUPPORTED}.", "removed"),
+    ]
     assert state["messages"][-1].content == answer.text
     data = verify_event(context)
     assert data["judge"] == "llm" and data["threshold"] == 0.5 and data["unsupported"] == "remove"
-    assert data["summary"] == "1/2 claims supported; 1 removed" and data["supported_fraction"] == 0.5
-    removed = data["claims"][1]
-    assert removed["claim"] == f"{UNSUPPORTED}." and removed["action"] == "removed" and not removed["supported"]
-    assert removed["score"] == pytest.approx(0.02) and removed["reason"] == "P(yes)=0.020"
-    assert removed["chunk_ids"] == [answer.citations[0].chunk_id]
+    assert data["summary"] == "1/3 claims supported; 2 removed" and data["min_overlap"] == 0.5
+    judged, guarded = data["claims"][1], data["claims"][2]
+    assert judged["claim"] == f"{WRONG}." and judged["action"] == "removed" and not judged["supported"]
+    assert judged["score"] == pytest.approx(0.02) and judged["reason"] == "P(yes)=0.020"
+    assert judged["chunk_ids"] == [answer.citations[0].chunk_id]
+    assert guarded["score"] == 0.0 and "content words are in the cited text" in guarded["reason"]
     judge_calls = [e for e in context.recorder.events if e.type == "llm" and e.name == "grounding.judge"]
-    assert len(judge_calls) == 2  # every claim's model call is in the trace too
+    assert len(judge_calls) == 2  # the two claims that passed the guards; the third never reached the model
     status = [e for e in context.recorder.events if e.type == "node" and e.name == "synthesize_answer"][0]
-    assert "1/2 claims supported" in status.data["status"]
+    assert "1/3 claims supported" in status.data["status"]
 
 
 def test_mark_mode_keeps_the_sentence_and_marks_it(index) -> None:
     context = llm_context(index, unsupported="mark")
     answer = Answer.model_validate(run_agent(context, QUESTION)["answer"])
-    assert answer.text == f"{SUPPORTED} [1]. {UNSUPPORTED} [1]. {UNSUPPORTED_MARK}"
-    assert answer.supported_fraction == 0.5 and answer.claims[1].action == "marked"
-    assert verify_event(context)["summary"] == "1/2 claims supported; 1 marked"
+    assert answer.text == f"{SUPPORTED} [1]. {WRONG} [1]. {UNSUPPORTED_MARK} {UNSUPPORTED} [1]. {UNSUPPORTED_MARK}"
+    assert answer.supported_fraction == pytest.approx(1 / 3) and answer.claims[1].action == "marked"
+    assert verify_event(context)["summary"] == "1/3 claims supported; 2 marked"
 
 
 def test_without_a_judge_answers_are_not_verified(index) -> None:
@@ -135,7 +143,9 @@ def test_ask_offline_verifies_the_extractive_answer_with_the_exact_judge(index, 
     assert load_trace(answer.trace_path)["answer"]["supported_fraction"] == 1.0
     assert answer_document(answer)["supported_fraction"] == 1.0  # lit3r ask --json
     print_answer(answer)
-    assert f"supported: {len(answer.claims)}/{len(answer.claims)} claims" in capsys.readouterr().out
+    shown = " ".join(capsys.readouterr().out.split())
+    assert f"quotes checked: {len(answer.claims)}/{len(answer.claims)} claims are verbatim" in shown
+    assert "whether they answer the question is not judged" in shown and answer.verified_by == "exact"
 
 
 def test_ask_with_verification_off_builds_no_judge(index) -> None:

@@ -15,9 +15,20 @@ from pydantic import BaseModel, Field
 
 from lit3r.llm.errors import LLMCallError
 from lit3r.llm.settings import LLMSettings
-from lit3r.llm.wrapper import LLM, ListRecorder
+from lit3r.llm.wrapper import LLM, Breaker, ListRecorder
 
-from fakes.openai_server import OpenAIServer, error, malformed, reply, slow, tool_call
+from fakes.openai_server import (
+    OpenAIServer,
+    dropped,
+    error,
+    error_object,
+    html_page,
+    malformed,
+    no_choices,
+    reply,
+    slow,
+    tool_call,
+)
 
 
 class Verdict(BaseModel):
@@ -152,3 +163,35 @@ def test_azure_requests_go_to_the_deployment_with_an_api_key_header(server):
     request = server.requests[0]
     assert request["path"] == "/openai/deployments/dep-1/chat/completions?api-version=2024-10-21"
     assert request["headers"]["api-key"] == "sk-test"
+
+
+@pytest.mark.parametrize(
+    ("scripted", "message"),
+    [
+        (html_page(), "answered with text/html; charset=utf-8 ('<!DOCTYPE html>"),
+        (no_choices([]), "reply has no choices"),
+        (no_choices(None), "reply has no choices"),
+        (error_object(), "answered with an error object: {'message': 'model overloaded'"),
+    ],
+)
+def test_a_200_that_is_not_the_api_is_a_clear_llm_error_not_a_crash(server, scripted, message):
+    server.add(scripted, reply("never reached"))
+    llm, recorder = http_llm(server)
+    with pytest.raises(LLMCallError, match="after 1 attempt") as raised:
+        llm.invoke("q", name="chat")
+    assert message in str(raised.value) and not raised.value.retryable
+    assert len(server.requests) == 1 and message in recorder.events[0]["error"]
+
+
+def test_a_dropped_connection_is_retried_then_trips_the_breaker_for_the_question(server):
+    server.add(dropped(), dropped(), dropped(), reply("never reached"))
+    llm, recorder = http_llm(server)
+    llm.breaker = Breaker()
+    started = time.monotonic()
+    with pytest.raises(LLMCallError, match="cannot connect|Connection") as first:
+        llm.invoke("q", name="decompose")
+    assert first.value.attempts == 3 and first.value.retryable
+    with pytest.raises(LLMCallError, match="not sent: the endpoint failed earlier in this question") as second:
+        llm.invoke("q", name="verify")
+    assert second.value.attempts == 0 and len(server.requests) == 3  # the second call never left the process
+    assert time.monotonic() - started < 5 and recorder.events[1]["attempts"] == 0

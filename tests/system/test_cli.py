@@ -56,6 +56,7 @@ def test_ingest_index_search_stats_json(tmp_path: Path, hashing_encoder) -> None
 
 def test_errors_are_one_clear_line(tmp_path: Path, hashing_encoder) -> None:
     home = tmp_path / "home"
+    home.mkdir()
     result = runner.invoke(app, ["--home", str(home), "search", "anything"])
     assert result.exit_code == 1 and "run `lit3r index` first" in result.output
     result = runner.invoke(app, ["--home", str(home), "index"])
@@ -104,3 +105,11 @@ def test_demo_end_to_end_with_the_real_default_embedder(tmp_path: Path) -> None:
     timeline = _run(home, "trace", "show", Path(answer["trace_path"]).stem)
     for step in ("search_chunks", "verify_sufficiency", "expand_neighbors", "synthesize_answer"):
         assert step in timeline
+
+
+def test_ask_restricted_to_an_unknown_paper_fails_with_its_id(disk_index, hashing_encoder) -> None:
+    home = str(disk_index.settings.home)
+    result = CliRunner().invoke(app, ["--home", home, "ask", "What saturates?", "--paper", "no-such-paper"])
+    assert result.exit_code == 1 and "unknown paper id(s): no-such-paper" in result.output
+    answered = CliRunner().invoke(app, ["--home", home, "ask", "Which paper studies okapi saturation?", "--json"])
+    assert answered.exit_code == 0 and json.loads(answered.stdout)["fallbacks"] == []

@@ -58,7 +58,7 @@ def test_second_ingest_of_unchanged_files_does_no_work(tmp_path: Path, monkeypat
         calls = []
         import lit3r.corpus.ingest as module
 
-        monkeypatch.setattr(module, "parser_for", lambda path: calls.append(path))
+        monkeypatch.setattr(module, "read_file", lambda path, *_a, **_k: calls.append(path))
         report = ingest([folder], store)
         assert calls == []
         assert report.added == [] and len(report.unchanged) == 3

@@ -23,9 +23,9 @@ CHUNKS = {
 
 
 def cite(number: int, chunk_id: str, quote: str = "") -> Citation:
-    return Citation(
-        number=number, chunk_id=chunk_id, paper_id=chunk_id.split("::")[0], locator=Locator(), quote=quote or "x"
-    )
+    """A citation quoting the opening of its chunk (or ``quote``)."""
+    quote = quote or CHUNKS.get(chunk_id, "x")[:30]
+    return Citation(number=number, chunk_id=chunk_id, paper_id=chunk_id.split("::")[0], locator=Locator(), quote=quote)
 
 
 def answer(text: str, *citations: Citation, **fields) -> Answer:
@@ -142,28 +142,31 @@ LLM_ANSWER = answer(
 
 
 def test_remove_drops_the_sentence_its_citations_do_not_support_and_says_why() -> None:
-    judge = ScriptedJudge("TPUs")
+    judge = ScriptedJudge("Smith")
     verified, verdicts = verify_answer(LLM_ANSWER, CHUNKS.get, judge, "remove")
-    assert verified.text == "The Transformer reaches 28.4 BLEU [1]. Smith et al. report a 0.5 gain [2]."
-    assert [c.number for c in verified.citations] == [1, 2] and verified.sufficient and verified.rounds == 2
-    assert verified.supported_fraction == pytest.approx(2 / 3)
-    assert [c.action for c in verified.claims] == ["kept", "removed", "kept"]
-    removed = verdicts[1]
-    assert removed == {
+    assert verified.text == "The Transformer reaches 28.4 BLEU [1]."
+    assert [c.number for c in verified.citations] == [1] and verified.sufficient and verified.rounds == 2
+    assert verified.supported_fraction == pytest.approx(1 / 3)
+    assert [c.action for c in verified.claims] == ["kept", "removed", "removed"]
+    assert verdicts[1] == {  # the guards refuse it before any judge: 1,000 is not in the chunk
         "claim": "It was trained on 1,000 TPUs.",
         "citations": [1],
         "chunk_ids": ["p1::c0001"],
         "supported": False,
-        "score": 0.1,
-        "reason": "refuted",
+        "score": 0.0,
+        "reason": "number 1000 is not in the cited text",
         "action": "removed",
     }
-    assert judge.pairs[1] == (CHUNKS["p1::c0001"], "It was trained on 1,000 TPUs.")  # full chunk text, not the quote
+    assert verdicts[2]["reason"] == "refuted"  # the judge's verdict
+    assert judge.pairs == [  # full chunk text, not the quote; the guarded claim never reached the judge
+        (CHUNKS["p1::c0001"], "The Transformer reaches 28.4 BLEU."),
+        (CHUNKS["p1::c0002"], "Smith et al. report a 0.5 gain."),
+    ]
     assert marker_problems(verified) == []
 
 
 def test_remove_keeps_numbers_stable_and_drops_citations_nothing_uses() -> None:
-    verified, _ = verify_answer(LLM_ANSWER, CHUNKS.get, ScriptedJudge("28.4", "TPUs"), "remove")
+    verified, _ = verify_answer(LLM_ANSWER, CHUNKS.get, ScriptedJudge("28.4"), "remove")
     assert verified.text == "Smith et al. report a 0.5 gain [2]."
     assert [c.number for c in verified.citations] == [2]  # not renumbered to 1
     assert verified.supported_fraction == pytest.approx(1 / 3)
@@ -177,7 +180,7 @@ def test_removing_every_claim_abstains_and_keeps_the_verdicts() -> None:
 
 
 def test_mark_keeps_every_sentence_and_marks_the_unsupported_one() -> None:
-    verified, verdicts = verify_answer(LLM_ANSWER, CHUNKS.get, ScriptedJudge("TPUs"), "mark")
+    verified, verdicts = verify_answer(LLM_ANSWER, CHUNKS.get, ScriptedJudge(), "mark")
     assert verified.text == (
         f"The Transformer reaches 28.4 BLEU [1]. It was trained on 1,000 TPUs [1]. {UNSUPPORTED_MARK} "
         "Smith et al. report a 0.5 gain [2]."
@@ -198,9 +201,8 @@ def test_uncited_sentences_and_unknown_chunks_are_unsupported_without_asking_the
 
 def test_claims_citing_two_chunks_are_judged_against_both_texts() -> None:
     judge = ScriptedJudge()
-    verify_answer(
-        answer("Both hold [1, 2].", cite(1, "p1::c0001"), cite(2, "p2::c0001"), sufficient=True), CHUNKS.get, judge
-    )
+    both = answer("Both hold [1, 2].", cite(1, "p1::c0001"), cite(2, "p2::c0001"), sufficient=True)
+    verify_answer(both, CHUNKS.get, judge, min_overlap=0.0)  # the word check off: the judge sees it
     assert judge.pairs == [(f"{CHUNKS['p1::c0001']}\n\n{CHUNKS['p2::c0001']}", "Both hold.")]
 
 

@@ -27,6 +27,8 @@ LAYERS: dict[str, int] = {
     # the application and what stands on it
     "app": 4,
     "evals": 5,
+    "mcp": 5,
+    "platform": 5,
     "server": 6,  # reuses the CLI's `ask --json` document; the CLI starts it
     "cli": 6,
 }

@@ -10,7 +10,14 @@ from langchain_core.exceptions import ModelAuthenticationError
 from langchain_core.messages import BaseMessage
 
 from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier, Subqueries
-from lit3r.agent.llm_reader import LLMReader, choose_option, parse_synthesis, verbatim_quote
+from lit3r.agent.llm_reader import (
+    LLMReader,
+    SynthesisError,
+    choose_option,
+    locate_quote,
+    parse_synthesis,
+    verbatim_quote,
+)
 from lit3r.llm.settings import LLMSettings
 from lit3r.llm.wrapper import LLM, ListRecorder
 from lit3r.models import ABSTENTION, Answer, Chunk, Locator, Paper
@@ -189,11 +196,23 @@ def judgement(relevant: bool, ids: Sequence[str] = (), reason: str = "") -> str:
     )
 
 
-def final(answer: str, *, option: str | None = None, table: list | None = None, chunk: str = "p1::c0001") -> str:
-    """A stage-2 reply: reasoning, then the final block."""
+def fact(chunk: str, quote: str, value: str = "") -> dict:
+    return {"value": value or quote, "unit": "", "paper_id": chunk.split("::")[0], "chunk_id": chunk, "quote": quote}
+
+
+def final(
+    answer: str,
+    *,
+    option: str | None = None,
+    table: list | None = None,
+    chunk: str = "p1::c0001",
+    more: tuple[dict, ...] = (),
+) -> str:
+    """A stage-2 reply: reasoning, then the final block (a fact quoting ``chunk``, and the ``more`` facts)."""
     body = {
         "sufficient": True,
-        "facts": [{"value": "27.60", "unit": "F1", "paper_id": "p1", "chunk_id": chunk, "quote": "reaches 27.60 F1"}],
+        "facts": [{"value": "27.60", "unit": "F1", "paper_id": "p1", "chunk_id": chunk, "quote": "reaches 27.60 F1"}]
+        + list(more),
         "calculations": [{"description": "difference", "expression": "27.60 - 12.90", "result": "14.70"}],
         "answer": answer,
         "option": option,
@@ -356,13 +375,33 @@ def test_model_judged_insufficient_abstains():
 def test_several_citations_are_numbered_in_order_of_first_use():
     router = Router(
         {"p1": judgement(True, ["p1::c0001", "p1::c0002"]), "p2": judgement(True, ["p2::c0001"])},
-        [final("A [p2::c0001]; B [p1::c0001, p2::c0001]; C [p1::c0002].")],
+        [
+            final(
+                "A [p2::c0001]; B [p1::c0001, p2::c0001]; C [p1::c0002].",
+                more=(fact("p2::c0001", "in-context  AUTOENCODER"), fact("p1::c0002", "compress prompts 500 to 1")),
+            )
+        ],
     )
     reader, _, _, _ = make_reader(router)
     answer = reader.read("Q?", READER_PAPERS, list(CHUNKS.values()))
     assert answer.text == "A [1]; B [2][1]; C [3]."
     assert [c.chunk_id for c in answer.citations] == ["p2::c0001", "p1::c0001", "p1::c0002"]
-    assert answer.citations[0].quote == "ICAE: in-context autoencoder."  # no fact: the chunk's opening
+    assert answer.citations[0].quote == "in-context autoencoder"  # the chunk's own slice: case and spacing repaired
+    assert [c.quote for c in answer.citations[1:]] == ["reaches 27.60 F1", "compress prompts 500 to 1"]
+
+
+def test_a_quote_not_in_its_chunk_or_a_cited_chunk_without_a_quote_is_sent_back_then_falls_back():
+    made_up = final("The benchmark contains 9999 queries [p1::c0001].", more=(fact("p1::c0001", "9999 queries"),))
+    unquoted = final("It compresses prompts [p1::c0002].")  # p1::c0002 is cited, but no fact quotes it
+    router = Router(
+        {"p1": judgement(True, ["p1::c0001", "p1::c0002"]), "p2": judgement(False, [])}, [made_up, unquoted]
+    )
+    reader, _, _, _ = make_reader(router)
+    result = reader.run("Q?", READER_PAPERS, list(CHUNKS.values()))
+    repair = router.stage2_prompts[1][-1].text
+    assert "its quote '9999 queries' is not in chunk 'p1::c0001'" in repair
+    assert result.fallback and "'p1::c0002' but no fact quotes it" in result.fallback
+    assert result.answer.text == "extractive"  # the deterministic reader answered instead
 
 
 def test_parsing_and_validation_helpers():
@@ -371,7 +410,9 @@ def test_parsing_and_validation_helpers():
     assert choose_option("Option C", {"A": "1", "C": "3"}) == "C"
     assert choose_option("3", {"A": "1", "C": "3"}) == "C"  # the option's text
     assert choose_option("D", {"A": "1", "C": "3"}) is None and choose_option(None, {"A": "1"}) is None
-    text = "Setup.  The model reaches\n27.60 F1 on NaturalQ. Other text."
-    assert verbatim_quote(text, "reaches 27.60 f1") == "reaches 27.60 F1"
-    assert verbatim_quote(text, "made up quote", "27.60") == "The model reaches 27.60 F1 on NaturalQ."
-    assert verbatim_quote(text) == "Setup. The model reaches 27.60 F1 on NaturalQ. Other text."
+    text = "Setup.  The model reaches\n27.60 F1 on Natu-\nralQ. Other text."
+    assert verbatim_quote(text, "reaches 27.60 f1") == "reaches\n27.60 F1"  # the chunk's own slice
+    assert verbatim_quote(text, "F1 on NaturalQ") == "F1 on Natu-\nralQ"  # a word broken at a line end
+    assert locate_quote("made up quote", text) is None
+    with pytest.raises(SynthesisError):
+        verbatim_quote(text, "made up quote")

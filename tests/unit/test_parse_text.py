@@ -76,10 +76,10 @@ def test_first_paragraph_is_not_abstract_without_the_word(tmp_path: Path) -> Non
     assert [b.text for b in parsed.blocks] == ["Just a first paragraph."]
 
 
-def test_non_utf8_bytes_are_replaced(tmp_path: Path) -> None:
-    [parsed] = parse_text(_write(tmp_path, b"Title \xff\n\nBody with a bad \xfe byte.\n"))
-    assert parsed.paper.title == "Title \ufffd"
-    assert parsed.blocks[0].text == "Body with a bad \ufffd byte."
+def test_latin1_bytes_are_decoded_not_replaced(tmp_path: Path) -> None:
+    [parsed] = parse_text(_write(tmp_path, "Résumé\n\nBody with a naïve café byte.\n".encode("latin-1")))
+    assert parsed.paper.title == "Résumé"
+    assert parsed.blocks[0].text == "Body with a naïve café byte."
 
 
 @pytest.mark.parametrize("content", ["", "   \n\n  \n", "Only a title\n"])

@@ -44,10 +44,9 @@ from typing import Any
 
 import yaml
 
-from lit3r.corpus.parsers import ParseError
-from lit3r.corpus.parsers.text import read_text
+from lit3r.corpus.parsers import ParseError, read_text
 from lit3r.corpus.references import parse_reference, split_reference_list
-from lit3r.corpus.textutil import slugify
+from lit3r.corpus.textutil import clean_text, slugify
 from lit3r.models import Block, Paper, ParsedPaper
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -73,7 +72,12 @@ class Item:
 def parse_markdown(path: Path) -> list[ParsedPaper]:
     """Parse one Markdown paper (see the module docstring for the format)."""
     path = Path(path)
-    text = read_text(path)
+    return parse_markdown_text(read_text(path), path)
+
+
+def parse_markdown_text(text: str, path: Path) -> list[ParsedPaper]:
+    """Parse the decoded text of a Markdown paper; ``path`` names its source (and gives its id)."""
+    text = clean_text(text)
     if not text.strip():
         raise ParseError(path, "the file is empty")
     meta, body = split_front_matter(text, path)

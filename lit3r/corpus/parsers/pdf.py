@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lit3r.corpus.parsers import ParseError
-from lit3r.corpus.parsers.pdf_backends import read_pdf
+from lit3r.corpus.parsers.pdf_backends import PdfData, read_pdf
 from lit3r.corpus.parsers.pdf_classify import NUMBERED_HEADING, Extents, classify_lines
 from lit3r.corpus.parsers.pdf_floats import caption_lines, drop_figure_text, replace_tables
 from lit3r.corpus.parsers.pdf_front import front_matter
@@ -48,6 +48,11 @@ def parse_pdf(
     """
     path = Path(path)
     data = read_pdf(path, backend or os.environ.get("LIT3R_PDF_BACKEND", "pdfplumber"), timeout, isolate)
+    return [paper_from_pages(data, path)]
+
+
+def paper_from_pages(data: PdfData, path: Path) -> ParsedPaper:
+    """The paper in what a backend read (pages of words, rules and tables); ``path`` names the source."""
     pages = drop_running_lines([page_lines(page) for page in data.pages], [page.height for page in data.pages])
     all_lines = [line for lines in pages for line in lines]
     if sum(len(line.text) for line in all_lines) < 40:
@@ -74,7 +79,7 @@ def parse_pdf(
     parsed = ParsedPaper(paper=paper, blocks=blocks)
     if parsed.is_empty:
         raise ParseError(path, "no body text found")
-    return [parsed.with_spans()]
+    return parsed.with_spans()
 
 
 def _first_paragraph_as_abstract(blocks: list[Block]) -> tuple[list[Block], str]:

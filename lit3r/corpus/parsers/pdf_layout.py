@@ -2,14 +2,16 @@
 
 Backend-neutral: it reads :class:`~lit3r.corpus.parsers.pdf_backends.PageData`
 and produces :class:`Line` objects that the structure step in :mod:`pdf`
-classifies (heading, caption, equation, paragraph text, ...).
+classifies (heading, caption, equation, paragraph text, ...). Superscript
+reference and footnote marks ('discovery.¹²⁰ Small molecule') are dropped from
+their lines here, so their numbers never read as part of the text.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lit3r.corpus.parsers.pdf_backends import PageData, Word
 
@@ -17,6 +19,10 @@ BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demi|medi|(?<![a-z])bx|cmbx|\
 MATH_FONT = re.compile(r"cmmi|cmsy|cmex|msbm|msam|math|symbol|mt(?:syn|ex)|rsfs|esint|stix", re.IGNORECASE)
 MARGIN = 0.07
 """Share of the page height at top and bottom where running headers and footers live."""
+REFERENCE_MARK = re.compile(r"[\d,–\-−]*\d[\d,–\-−]*|[∗*†‡§¶⋆]+")
+"""What a superscript citation or footnote mark reads: '12', '1–3', '9,28', '60,66–70', '†'."""
+POWER_OF_TEN = re.compile(r"(?:^|[×x·*])10$")
+EXPONENT = re.compile(r"[−-]?\d{1,3}")
 
 
 @dataclass
@@ -75,6 +81,74 @@ class Line:
             current.append(word)
         cells.append(" ".join(w.text for w in current))
         return cells
+
+
+def drop_reference_marks(row: list[Word]) -> list[Word]:
+    """The row without its superscript citation and footnote marks.
+
+    A mark is a word that reads like one (:data:`REFERENCE_MARK`), set at most 0.8 times the size of the
+    word it hugs (the word before it, or after it at the start of a row) and raised above that word's
+    baseline. Exponents stay: a raised number on a 10 is written ``10^5`` or ``10^−3`` (not '105'); one
+    after another number, a word in a math font ('mc²') or a closing bracket in a row with math
+    ('(x + a)²') is kept as it was; so is a row that is nothing but marks (the structure step reads
+    those as fragments).
+    """
+    ordered = sorted(row, key=lambda w: w.x0)
+    has_math = any(MATH_FONT.search(w.font) for w in ordered)
+    kept: list[Word] = []
+    widen_next_to: float | None = None
+    for index, word in enumerate(ordered):
+        kind = _superscript(ordered, index, has_math)
+        if kind == "power":
+            word = replace(word, text=f"^{word.text}")
+        elif kind == "mark":
+            if kept:  # the word before takes the mark's place, so no gap opens where it was (a 'table cell')
+                kept[-1] = replace(kept[-1], x1=word.x1)
+            else:
+                widen_next_to = word.x0
+            continue
+        if widen_next_to is not None:
+            word, widen_next_to = replace(word, x0=widen_next_to), None
+        kept.append(word)
+    return kept if kept else ordered
+
+
+def _superscript(row: list[Word], index: int, row_has_math: bool) -> str | None:
+    """'mark' for a citation or footnote mark, 'power' for an exponent on 10, None for anything else."""
+    word = row[index]
+    anchor = _raised_from(row, index)
+    if anchor is None:
+        return None
+    after_anchor = index > 0 and anchor is row[index - 1]
+    if after_anchor and POWER_OF_TEN.search(anchor.text) and EXPONENT.fullmatch(word.text):
+        return "power"
+    if REFERENCE_MARK.fullmatch(word.text) and not (after_anchor and _exponent_base(anchor, row_has_math)):
+        return "mark"
+    return None
+
+
+def _raised_from(row: list[Word], index: int) -> Word | None:
+    """The word that ``row[index]`` hugs as a smaller, raised superscript, or None."""
+    word = row[index]
+    before = row[index - 1] if index > 0 else None
+    after = row[index + 1] if index + 1 < len(row) else None
+    if before is not None and word.x0 - before.x1 < 0.35 * before.size:
+        anchor = before
+    elif before is None and after is not None and after.x0 - word.x1 < 0.6 * after.size:
+        anchor = after
+    else:
+        return None
+    raised = word.bottom < anchor.bottom - 0.2 * anchor.size and word.top <= anchor.top + 0.1 * anchor.size
+    return anchor if word.size <= 0.8 * anchor.size and raised else None
+
+
+def _exponent_base(anchor: Word, row_has_math: bool) -> bool:
+    """True when a superscript right after ``anchor`` is an exponent: on a number, math, or a bracket in math."""
+    return (
+        anchor.text[-1:].isdigit()
+        or bool(MATH_FONT.search(anchor.font))
+        or (row_has_math and anchor.text[-1:] in ")]}")
+    )
 
 
 def cluster_rows(words: list[Word]) -> list[list[Word]]:
@@ -140,12 +214,12 @@ def page_lines(page: PageData) -> list[Line]:
     """The page's lines in reading order: full-width bands split the page, each band's columns left to right."""
     gutter = find_gutter(page.words, page.width)
     if gutter is None:
-        return [Line(row, page.number) for row in cluster_rows(page.words)]
+        return [Line(drop_reference_marks(row), page.number) for row in cluster_rows(page.words)]
     full: list[Line] = []
     column_words: list[Word] = []
     for row in sorted(cluster_rows(page.words), key=lambda r: min(w.top for w in r)):
         if any(w.x0 < gutter < w.x1 for w in row) or _spans_gutter(row, gutter) or _ends_full_row(row, full, gutter):
-            full.append(Line(row, page.number, column=0))
+            full.append(Line(drop_reference_marks(row), page.number, column=0))
         else:
             column_words.extend(row)
     lines = list(full)
@@ -153,7 +227,7 @@ def page_lines(page: PageData) -> list[Line]:
         (1, [w for w in column_words if w.x1 <= gutter]),
         (2, [w for w in column_words if w.x0 >= gutter]),
     ):
-        lines.extend(Line(row, page.number, column=column) for row in cluster_rows(side))
+        lines.extend(Line(drop_reference_marks(row), page.number, column=column) for row in cluster_rows(side))
     full_tops = sorted(line.top for line in full)
 
     def order(line: Line) -> tuple[int, int, float]:

@@ -14,7 +14,8 @@ Format of a ``.txt`` paper::
     References                            <- the rest is the reference list
     [1] A. Author. A cited paper. ACL, 2023.
 
-Bytes that are not UTF-8 are decoded with replacement characters, not rejected.
+The encoding is detected (:func:`lit3r.corpus.sniff.decode_text`): UTF-8, UTF-16/32 with or
+without a byte-order mark, Windows-1252/Latin-1 when clearly that, else refused with the reason.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lit3r.corpus.parsers import ParseError
-from lit3r.corpus.textutil import join_lines, slugify
+from lit3r.corpus.parsers import ParseError, read_text
+from lit3r.corpus.textutil import clean_text, join_lines, slugify
 from lit3r.models import Block, Paper, ParsedPaper
 
 NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,5}\.)\s+[A-Z][^.!?]{0,80}$")
@@ -35,15 +36,6 @@ KNOWN_HEADING = re.compile(
 REFERENCES_HEADING = re.compile(r"^(?:\d+\.?\s+)?(references|bibliography|literature cited|works cited)\s*:?$", re.I)
 ABSTRACT_HEADING = re.compile(r"^abstract\s*:?$", re.IGNORECASE)
 INLINE_ABSTRACT = re.compile(r"^abstract\s*(?:[:.—–-]\s*|\n)", re.IGNORECASE)
-
-
-def read_text(path: Path) -> str:
-    """The file's text; undecodable bytes become U+FFFD; a missing or unreadable file is a ParseError."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ParseError(path, f"cannot read the file ({exc.strerror})") from exc
-    return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def paragraphs(text: str) -> list[list[str]]:
@@ -59,7 +51,12 @@ def paragraphs(text: str) -> list[list[str]]:
 def parse_text(path: Path) -> list[ParsedPaper]:
     """Parse one plain-text paper (see the module docstring for the layout)."""
     path = Path(path)
-    paras = paragraphs(read_text(path))
+    return parse_plain_text(read_text(path), path)
+
+
+def parse_plain_text(text: str, path: Path) -> list[ParsedPaper]:
+    """Parse the decoded text of a plain-text paper; ``path`` names its source (and gives its id)."""
+    paras = paragraphs(clean_text(text))
     if not paras:
         raise ParseError(path, "the file is empty")
     title, paras[0] = paras[0][0], paras[0][1:]

@@ -1,0 +1,1 @@
+"""Fuzz targets and their runner (tests/fuzz/run.py)."""
