@@ -210,3 +210,18 @@ def test_paths_with_dot_dot_are_refused(client: httpx.Client, server) -> None:
         connection.close()
         assert response.status in (400, 404, 422), (target, response.status)
         assert b"SQLite format" not in body and b"root:" not in body, target
+
+
+def test_trace_diff_of_two_runs(client: httpx.Client) -> None:
+    first = client.post("/v1/ask", json={"question": DEMO_QUESTION}).json()
+    again = client.post("/v1/ask", json={"question": DEMO_QUESTION}).json()
+    other = client.post("/v1/ask", json={"question": "Which reranker budget is recommended?"}).json()
+    same = client.get(f"/v1/traces/{first['trace_id']}/diff/{again['trace_id']}").json()
+    assert same["identical"] is True and same["first_difference"] is None
+    assert same["a"]["trace_id"] == first["trace_id"] and same["b"]["trace_id"] == again["trace_id"]
+    apart = client.get(f"/v1/traces/{first['trace_id']}/diff/{other['trace_id']}").json()
+    assert apart["identical"] is False and apart["first_difference"]
+    assert apart["answer"]["same"] is False and not apart["subqueries"]["same"]
+    assert {"tokens", "time_ms", "rankings", "pool", "final_papers", "citations"} <= set(apart)
+    missing = client.get(f"/v1/traces/{first['trace_id']}/diff/20990101T000000-00000000")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "unknown_trace"

@@ -2,8 +2,9 @@
 
 A demo question is asked through the page; its steps must appear before the answer; a citation's card must show
 the quote the API gives; clicking it must show the passage on its PDF page with the span highlighted (or, for a
-Markdown paper, marked in its section); the trace tab must show the run's timeline; the keyed server's page asks
-for the key, then uploads a paper with a progress bar. Screenshots go to ``test-output/browser/``.
+Markdown paper, marked in its section); the trace tab must show the run's timeline and compare it with an earlier
+run of the same question; the keyed server's page asks for the key, then uploads a paper with a progress bar.
+Screenshots go to ``test-output/browser/``.
 """
 
 from __future__ import annotations
@@ -156,6 +157,14 @@ def test_trace_tab_shows_the_timeline(page, server) -> None:
     page.locator(".filters input[value='node']").uncheck()
     assert page.locator(".timeline tbody tr[data-type='node']").first.is_hidden()
     page.screenshot(path=str(SHOTS / "4-trace.png"), full_page=True)
+    earlier = page.locator("#diff-other optgroup[label='same question'] option").first  # the same question, earlier
+    page.select_option("#diff-other", earlier.get_attribute("value"))
+    page.click("#diff-form button")
+    verdict = page.locator("#diff-verdict")
+    verdict.wait_for()
+    api = httpx.get(f"{server.base_url}/v1/traces/{trace['trace_id']}/diff/{earlier.get_attribute('value')}").json()
+    assert ("identical" in verdict.inner_text()) == api["identical"]
+    page.screenshot(path=str(SHOTS / "5-diff.png"), full_page=True)
 
 
 def test_phone_width(page) -> None:
@@ -163,7 +172,7 @@ def test_phone_width(page) -> None:
     ask(page, DEMO_QUESTION)
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 391, f"the page scrolls sideways at phone width ({width}px)"
-    page.screenshot(path=str(SHOTS / "5-phone.png"))
+    page.screenshot(path=str(SHOTS / "6-phone.png"))
 
 
 def test_keyed_page_asks_for_the_key_then_uploads_with_progress(browser, keyed_server, tmp_path: Path) -> None:
@@ -190,5 +199,5 @@ def test_keyed_page_asks_for_the_key_then_uploads_with_progress(browser, keyed_s
     assert "Added: ocean-acoustics.md" in tab.locator("#upload-report").inner_text()
     tab.wait_for_function(f"() => document.querySelectorAll('#papers tbody tr').length === {before + 1}")
     assert tab.locator("#papers tbody").filter(has_text="Ocean Acoustics of Humpback Song").count() == 1
-    tab.screenshot(path=str(SHOTS / "6-upload.png"))
+    tab.screenshot(path=str(SHOTS / "7-upload.png"))
     tab.close()

@@ -1,4 +1,5 @@
-"""Traces: ``/v1/traces`` (the newest first) and ``/v1/traces/{id}`` (the document and its timeline)."""
+"""Traces: ``/v1/traces`` (the newest first), ``/v1/traces/{id}`` (the document and its timeline) and
+``/v1/traces/{a}/diff/{b}`` (two runs compared step by step, :func:`lit3r.app.trace_diff.diff_traces`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
+from lit3r.app.trace_diff import TraceDiff, diff_traces
 from lit3r.app.traces import load_trace, summarize, trace_path
 from lit3r.server.errors import ApiError
 from lit3r.server.routes import runtime_of
@@ -106,16 +108,34 @@ async def list_traces(
     return {"traces": await run_in_threadpool(listed)}
 
 
+def read_trace(path: FilePath, trace_id: str) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ApiError(500, "unreadable_trace", f"trace {trace_id} cannot be read: {exc}") from exc
+
+
 @router.get("/traces/{trace_id}")
 async def get_trace(trace_id: TraceId, request: Request) -> dict:
     """A trace document (question, answer, every event with its data) and its `timeline`."""
     path = resolve_trace(runtime_of(request).settings, trace_id)
 
     def read() -> dict[str, Any]:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ApiError(500, "unreadable_trace", f"trace {trace_id} cannot be read: {exc}") from exc
+        doc = read_trace(path, trace_id)
         return {**doc, "trace_id": trace_id, "timeline": timeline(doc)}
 
     return await run_in_threadpool(read)
+
+
+@router.get("/traces/{trace_id}/diff/{other_id}", response_model=TraceDiff)
+async def diff(trace_id: TraceId, other_id: Annotated[str, Path(pattern=TRACE_ID)], request: Request) -> dict:
+    """Run A (`trace_id`) against run B (`other_id`): steps, subqueries, rankings with rank moves, pool,
+    verdicts, final papers, answer, citations, tokens and time, and the first part that differs (the document
+    of `lit3r trace diff A B --json`)."""
+    settings = runtime_of(request).settings
+    a, b = resolve_trace(settings, trace_id), resolve_trace(settings, other_id)
+
+    def compare() -> dict[str, Any]:
+        return diff_traces(read_trace(a, trace_id), read_trace(b, other_id)).model_dump(mode="json")
+
+    return await run_in_threadpool(compare)

@@ -1,15 +1,18 @@
 // The trace tab: traces newest first, and one trace's timeline (rounds, subqueries, rankings, verdicts, model
 // calls with tokens and time), filterable by event type.
 import { api, esc } from "./api.js";
+import { compareControl, showDiff } from "./diff.js";
 import { reportError } from "./state.js";
 
 const listEl = document.getElementById("trace-list");
 const detail = document.getElementById("trace-detail");
 const TYPES = ["node", "tool", "decompose", "ranking", "verdict", "llm", "read", "verify", "rewrite", "hyde", "note"];
 let current = null;
+let listed = [];
 
 export async function loadTraces() {
   const { traces } = await api("/v1/traces?limit=100");
+  listed = traces;
   document.getElementById("traces-empty").hidden = traces.length > 0;
   listEl.innerHTML = traces
     .map((t) => `<li><button type="button" data-trace="${esc(t.trace_id)}">${esc(t.question || t.trace_id)}` +
@@ -33,6 +36,7 @@ function ms(value) {
 }
 
 export async function showTrace(id) {
+  if (!listed.some((t) => t.trace_id === id)) await loadTraces().catch(() => {}); // the comparison's choices
   current = id;
   mark();
   detail.innerHTML = `<p class="muted"><span class="working"></span>Loading trace ${esc(id)}…</p>`;
@@ -63,11 +67,20 @@ export async function showTrace(id) {
     <fieldset class="filters"><legend class="visually-hidden">Event types</legend>
       ${present.map((t) => `<label><input type="checkbox" value="${t}" checked> ${t}</label>`).join("")}
     </fieldset>
+    <section class="compare" aria-label="Compare two runs"><h3>Compare two runs</h3>
+      ${compareControl({ trace_id: id, question: trace.question }, listed)}</section>
     <table class="timeline" aria-label="Timeline">
       <thead><tr><th scope="col">+time</th><th scope="col">type</th><th scope="col">name</th>
         <th scope="col">duration</th><th scope="col">tokens</th><th scope="col">what happened</th></tr></thead>
       <tbody>${timelineRows(rows)}</tbody>
     </table>`;
+  const compare = detail.querySelector("#diff-form");
+  if (compare) {
+    compare.addEventListener("submit", (e) => {
+      e.preventDefault();
+      showDiff(id, detail.querySelector("#diff-other").value, detail.querySelector("#trace-diff"));
+    });
+  }
   detail.querySelector(".filters").addEventListener("change", () => {
     const shown = new Set([...detail.querySelectorAll(".filters input:checked")].map((i) => i.value));
     for (const tr of detail.querySelectorAll("tbody tr[data-type]")) tr.hidden = !shown.has(tr.dataset.type);
