@@ -1,6 +1,7 @@
 # lit3r: two commands do all set-up on a fresh machine.
 #   make demo   install, ingest and index the bundled demo corpus, run an example search
-#   make test   install, run the test suite
+#   make test   install, run the test suite (installs Debian's Chromium for the browser tests when missing)
+#   make serve  install, then serve the demo corpus: API, OpenAI-compatible endpoint and web UI on 127.0.0.1:8000
 #   make install-local   add the local llama.cpp profile (compiles llama.cpp: 15 to 30 minutes on 2 cores)
 # Heavy checks (QASPER benchmarks) are separate: see README "Benchmarks".
 
@@ -15,9 +16,10 @@ QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.g
 
 FUZZ_SECONDS ?= 60
 CRASH_RUNS ?= 20
+CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: install install-local install-encoders demo test lint fuzz crash-test bench-index bench-fast-index \
-	bench-encoders bench-retrieval bench-gate clean
+.PHONY: install install-local install-encoders demo serve browser test lint fuzz crash-test bench-index \
+	bench-fast-index bench-encoders bench-retrieval bench-gate bench-serve fuzz-api clean
 
 install: $(VENV)/.installed
 
@@ -25,7 +27,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,platform]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,serve,platform]"
 	touch $@
 
 # The local profile (lit3r --preset local ...): llama-cpp-python's server, compiled from source, and the
@@ -46,7 +48,19 @@ install-encoders: install
 demo: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r --home $(DEMO_HOME) demo
 
-test: install
+serve: demo
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r --home $(DEMO_HOME) serve
+
+# The browser tests drive Debian's Chromium (the builds `playwright install` downloads are not reachable offline).
+# Without apt (not root, or no Debian) the browser tests skip and say why.
+browser:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "Installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "Chromium not installed (needs root and apt-get): the browser tests will skip"; fi
+
+test: install browser
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
 
 lint: install
@@ -82,6 +96,14 @@ bench-retrieval: install
 
 bench-gate: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval gate $(QASPER) --json bench-out/gate.json
+
+# `lit3r serve` under load (N clients for a bounded time, loopback) and fuzzed against its OpenAPI document.
+bench-serve: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_serve.py --out bench-out/serve.json
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_serve.py --unique --out bench-out/serve-unique.json
+
+fuzz-api: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/fuzz_api.py --out bench-out/fuzz-api
 
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache bench-out

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from lit3r.llm.settings import LLMSettings
@@ -120,6 +120,72 @@ class GroundingSettings(BaseModel):
     )
 
 
+UPLOAD_SUFFIXES = (".pdf", ".md", ".markdown", ".txt", ".json", ".json.gz", ".jsonl", ".jsonl.gz")
+"""What ``lit3r serve`` accepts as uploads by default: every kind of file ingest reads."""
+
+
+class ServerSettings(BaseModel):
+    """``lit3r serve``: where it listens, who may call it, and the limits on what a request may cost."""
+
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address to bind. Loopback by default; any other address needs an API key (api_keys or "
+        "api_key_file), or the server refuses to start.",
+    )
+    port: int = Field(default=8000, ge=0, le=65535, description="TCP port (0: any free port).")
+    api_keys: list[SecretStr] = Field(
+        default_factory=list,
+        description="Bearer keys accepted in 'Authorization: Bearer <key>' (compared in constant time). With none "
+        "(and no api_key_file) a loopback server is open to local callers.",
+    )
+    api_key_file: Path | None = Field(
+        default=None, description="A file of accepted keys, one a line ('#' starts a comment); adds to api_keys."
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Origins allowed to call the API from a browser page served elsewhere (CORS); empty: CORS off.",
+    )
+    mcp: bool = Field(
+        default=True,
+        description="Serve the MCP endpoint (streamable HTTP) at /mcp, behind the same key and answer-run limit.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values /mcp accepts besides loopback when the server is reached by another name "
+        "(e.g. 'papers.example.org', '10.0.0.5:8000'); others get HTTP 421 (DNS-rebinding protection).",
+    )
+    max_concurrent_answers: int = Field(
+        default=4, gt=0, description="Answer runs (ask, thread turns, chat completions) at once; past it: HTTP 429."
+    )
+    answer_max_seconds: float | None = Field(
+        default=300.0, gt=0, description="Time budget of one answer run (forces the answer step when spent)."
+    )
+    max_request_bytes: int = Field(default=1 << 20, gt=0, description="Largest JSON request body; past it: 413.")
+    max_upload_bytes: int = Field(
+        default=50 << 20, gt=0, description="Largest upload request (all its files together); past it: 413."
+    )
+    max_upload_files: int = Field(default=20, gt=0, description="Most files in one upload request.")
+    upload_types: list[str] = Field(
+        default_factory=lambda: list(UPLOAD_SUFFIXES),
+        description="File name endings an upload may have (each one ingest reads); others are refused by name.",
+    )
+    page_dpi: int = Field(default=110, ge=36, le=300, description="Resolution of the page images of PDF papers.")
+    index_poll_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often the server looks for an index generation built by another process "
+        "(e.g. `lit3r index`) and switches to it.",
+    )
+
+    @field_validator("upload_types")
+    @classmethod
+    def _known_types(cls, value: list[str]) -> list[str]:
+        unknown = [t for t in value if t.lower() not in UPLOAD_SUFFIXES]
+        if unknown:
+            raise ValueError(f"upload_types {unknown}: lit3r ingests only {', '.join(UPLOAD_SUFFIXES)}")
+        return [t.lower() for t in value]
+
+
 class LimitsSettings(BaseModel):
     """Bounds on what ingest accepts; what exceeds one is refused with a message naming the setting."""
 
@@ -167,6 +233,9 @@ class Settings(BaseSettings):
     )
     limits: LimitsSettings = Field(
         default_factory=LimitsSettings, description="Bounds on ingested files and papers (not part of the index key)."
+    )
+    server: ServerSettings = Field(
+        default_factory=ServerSettings, description="`lit3r serve`: address, keys, limits (not part of the index key)."
     )
 
     def index_shape(self) -> dict[str, Any]:

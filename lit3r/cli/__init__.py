@@ -7,6 +7,7 @@ exactly one JSON document on stdout and its progress and warnings on stderr.
 from lit3r.cli import chat as _chat  # noqa: F401  (registers the chat command)
 from lit3r.cli import corpus as _corpus  # noqa: F401  (registers the corpus commands)
 from lit3r.cli import mcp as _mcp  # noqa: F401  (registers lit3r mcp and lit3r mcp config)
+from lit3r.cli import serve as _serve  # noqa: F401  (registers the serve command)
 from lit3r.cli import traces as _traces  # noqa: F401  (registers trace replay and trace diff)
 from lit3r.cli.agent import trace_app
 from lit3r.cli.app import app

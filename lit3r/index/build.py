@@ -130,8 +130,11 @@ def build_index(settings: Settings, store: CorpusStore, *, progress: Progress | 
 
 
 def _stage(progress: Progress | None, name: str, total: int) -> Callable[[int], None] | None:
+    """The stage's progress callback; the stage is announced at once as ``(name, 0, total)`` (its start, for an
+    ETA), and ``total`` counts only the work it will do (texts already embedded are not counted)."""
     if progress is None:
         return None
+    progress(name, 0, total)
     return lambda done: progress(name, done, total)
 
 

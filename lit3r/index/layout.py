@@ -60,9 +60,15 @@ class IndexLayout:
         return generation
 
     def clean_scratch(self) -> None:
-        """Remove folders left by killed builds."""
+        """Remove folders left by killed builds: scratch folders, and generations no longer current (a build
+        killed after it published, before it removed the one it replaced)."""
         for stale in self.root.glob("tmp-*"):
             shutil.rmtree(stale, ignore_errors=True)
+        current = self.current()
+        if current is not None:
+            for stale in self.root.glob("gen-*"):
+                if stale != current:
+                    shutil.rmtree(stale, ignore_errors=True)
 
 
 def _fsync(path: Path) -> None:

@@ -29,7 +29,7 @@ from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
 from lit3r.app.session import Session
-from lit3r.mcp.server import build_server
+from lit3r.mcp.server import SessionSource, build_server
 
 PATH = "/mcp"
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
@@ -71,7 +71,7 @@ class MCPApp:
 
 
 def asgi_app(
-    session: Session,
+    session: Session | SessionSource,
     *,
     allowed_hosts: list[str] | None = None,
     json_response: bool = False,
@@ -80,11 +80,13 @@ def asgi_app(
     """The MCP server over ``session`` as a mountable ASGI app.
 
     Args:
-        session: The open session every tool answers from.
+        session: The open session every tool answers from, or a source of sessions (:data:`SessionSource`: a
+            server's current one, leased per call).
         allowed_hosts: ``Host`` header values accepted besides loopback (the host's public name when it is
             served beyond loopback), e.g. ``["papers.example.org", "10.0.0.5:8000"]``.
         json_response: Answer each POST with one JSON body instead of an SSE stream (no progress then).
-        **server: Passed to :func:`~lit3r.mcp.server.build_server` (``max_seconds``, ``heartbeat_s``).
+        **server: Passed to :func:`~lit3r.mcp.server.build_server` (``answer_runs``, ``max_seconds``,
+            ``heartbeat_s``).
     """
     built = build_server(session, **server)
     return MCPApp(built, security=transport_security(allowed_hosts), json_response=json_response)

@@ -20,6 +20,8 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Annotated, Literal
 
 import anyio
@@ -110,10 +112,32 @@ class _Progress:
             await anyio.sleep(POLL_S)
 
 
+SessionSource = Callable[[], AbstractContextManager[Session]]
+"""Gives the session one tool call answers from, held for the length of the call: a fixed session (``lit3r mcp``),
+or a server's current one, swapped for a new index generation between calls (``lit3r serve``)."""
+
+
+def fixed(session: Session) -> SessionSource:
+    """A source that always gives ``session``."""
+    return lambda: nullcontext(session)
+
+
 def build_server(
-    session: Session, *, max_seconds: float | None = None, heartbeat_s: float = HEARTBEAT_S, name: str = "lit3r"
+    session: Session | SessionSource,
+    *,
+    answer_runs: SessionSource | None = None,
+    max_seconds: float | None = None,
+    heartbeat_s: float = HEARTBEAT_S,
+    name: str = "lit3r",
 ) -> MCPServer:
-    """The MCP server over ``session`` (see the module docstring); ``max_seconds`` caps each ``ask`` run."""
+    """The MCP server over ``session`` (see the module docstring); ``max_seconds`` caps each ``ask`` run.
+
+    ``session`` may be a source of sessions instead; ``answer_runs`` is the source ``ask`` takes its session from
+    (a server's admission with its run limit; default: the same source). A source that refuses (a busy server, no
+    index yet) raises :class:`ToolError` with its reason.
+    """
+    sessions = fixed(session) if isinstance(session, Session) else session
+    admit = answer_runs or sessions
     server = MCPServer(
         name, title="lit3r: cited answers over scientific papers", instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -125,7 +149,8 @@ def build_server(
 
     def lookup(call, *args, **kwargs):
         try:
-            return call(session, *args, **kwargs)
+            with sessions() as held:
+                return call(held, *args, **kwargs)
         except (corpus.NotFound, ValueError) as exc:
             raise ToolError(str(exc)) from exc
 
@@ -147,20 +172,21 @@ def build_server(
         the corpus the answer says so (sufficient=false) instead of guessing. Sends progress while it runs."""
         allowed = lookup(corpus.check_papers, papers)
         progress = _Progress(ctx, heartbeat_s)
-        outcome: list[AskResult | ValueError] = []
+        outcome: list[AskResult | ValueError | ToolError] = []
 
         def run() -> None:
             try:
-                answer = session.ask(
-                    question,
-                    options=options,
-                    allowed_papers=allowed,
-                    thread_id=thread_id,
-                    max_seconds=max_seconds,
-                    on_event=progress,
-                )
-                outcome.append(AskResult.of(answer, session.index.papers))
-            except ValueError as exc:  # an empty question, a planner that needs a model: the caller's to fix
+                with admit() as held:
+                    answer = held.ask(
+                        question,
+                        options=options,
+                        allowed_papers=allowed,
+                        thread_id=thread_id,
+                        max_seconds=max_seconds,
+                        on_event=progress,
+                    )
+                    outcome.append(AskResult.of(answer, held.index.papers))
+            except (ValueError, ToolError) as exc:  # an empty question, a busy server: the caller's to handle
                 outcome.append(exc)
 
         async with anyio.create_task_group() as group:
@@ -168,6 +194,8 @@ def build_server(
             await anyio.to_thread.run_sync(run)
             group.cancel_scope.cancel()
         await progress.flush()  # the events of the run's last moments
+        if isinstance(outcome[0], ToolError):
+            raise outcome[0]
         if isinstance(outcome[0], ValueError):
             raise ToolError(str(outcome[0])) from outcome[0]
         return outcome[0]
@@ -233,14 +261,16 @@ def build_server(
     @server.resource("lit3r://papers", name="papers", mime_type="application/json")
     def papers_resource() -> str:
         """Every paper of the corpus (id, title, year, venue, authors, chunks)."""
-        everything = corpus.list_papers(session, limit=max(1, len(session.index.papers)))
+        with sessions() as held:
+            everything = corpus.list_papers(held, limit=max(1, len(held.index.papers)))
         return json.dumps(everything.model_dump(mode="json"), ensure_ascii=False)
 
     @server.resource("lit3r://papers/{paper_id}", name="paper", mime_type="text/markdown")
     def paper_resource(paper_id: str) -> str:
         """A paper as Markdown: title, metadata, its chunks in reading order under their sections."""
         try:
-            return corpus.paper_text(session, paper_id)
+            with sessions() as held:
+                return corpus.paper_text(held, paper_id)
         except corpus.NotFound as exc:
             raise ResourceNotFoundError(str(exc)) from exc
 
@@ -248,7 +278,8 @@ def build_server(
     def chunk_resource(chunk_id: str) -> str:
         """A chunk with its paper and locator."""
         try:
-            return corpus.chunk_text(session, chunk_id)
+            with sessions() as held:
+                return corpus.chunk_text(held, chunk_id)
         except corpus.NotFound as exc:
             raise ResourceNotFoundError(str(exc)) from exc
 

@@ -35,6 +35,7 @@ from lit3r.mcp import asgi_app
 
 from fakes.corpus import QUESTION
 from fakes.demo import DEMO_QUESTION
+from fakes.mcp_client import cited_answer
 
 LIT3R = str(Path(sys.executable).parent / "lit3r")
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": os.environ.get("PATH", "")}
@@ -45,19 +46,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-async def cited_answer(client: Client, question: str, on_progress=None) -> dict:
-    """Ask over MCP and check every citation's quote against the chunk the server returns for it."""
-    answer = await client.call_tool("ask", {"question": question}, progress_callback=on_progress)
-    assert not answer.is_error, answer.content
-    result = answer.structured_content
-    assert result["citations"]
-    for citation in result["citations"]:
-        chunk = (await client.call_tool("get_chunk", {"chunk_id": citation["chunk_id"]})).structured_content
-        assert " ".join(citation["quote"].split()) in " ".join(chunk["text"].split())
-        assert chunk["paper_id"] == citation["paper_id"] and chunk["locator"] == citation["locator"]
-    return result
 
 
 @pytest.mark.slow

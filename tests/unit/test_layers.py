@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "evals": 5,
     "mcp": 5,
     "platform": 5,
+    "server": 6,  # reuses the CLI's `ask --json` document; the CLI starts it
     "cli": 6,
 }
 """Each top-level part of lit3r and its floor; a module may import its own floor and the floors below."""

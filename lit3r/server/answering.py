@@ -1,0 +1,107 @@
+"""The answer runs behind the routes (synchronous: they run in the runtime's executor): a question, a thread
+turn and a chat-completions turn, each through the shared session, each returning ``lit3r ask --json``'s
+document with the trace id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lit3r.agent.rewrite import HISTORY_TURNS
+from lit3r.app.session import Session, Thread
+from lit3r.cli.agent import answer_document
+from lit3r.models import Answer
+from lit3r.server.catalog import Catalog, fingerprint
+from lit3r.server.errors import ApiError
+from lit3r.server.schemas import AskRequest
+from lit3r.tools.trace import Listener
+
+
+def trace_id_of(answer: Answer) -> str:
+    return Path(answer.trace_path or "").stem
+
+
+def document(answer: Answer, **extra: Any) -> dict[str, Any]:
+    """``lit3r ask --json``'s document plus the trace id and ``extra``."""
+    return {**answer_document(answer), "trace_id": trace_id_of(answer), **extra}
+
+
+def check_papers(session: Session, papers: Sequence[str] | None) -> None:
+    unknown = [p for p in papers or [] if p not in session.index.papers]
+    if unknown:
+        raise ApiError(404, "unknown_paper", f"no paper with id {', '.join(repr(p) for p in unknown[:5])}")
+
+
+def ask(
+    session: Session,
+    catalog: Catalog,
+    request: AskRequest,
+    max_seconds: float | None,
+    on_event: Listener | None = None,
+) -> dict:
+    """One question (``thread_id``: as that thread's next turn, answered as asked)."""
+    check_papers(session, request.papers)
+    answer = session.ask(
+        request.question,
+        options=request.options,
+        allowed_papers=request.papers,
+        thread_id=request.thread_id,
+        planner=request.planner,
+        max_seconds=max_seconds,
+        on_event=on_event,
+    )
+    if request.thread_id is not None:
+        position = len(session.thread(request.thread_id).history()) - 1
+        catalog.add_turn(request.thread_id, position, answer.question, trace_id_of(answer))
+    return document(answer, thread_id=request.thread_id)
+
+
+def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:
+    """A thread this server created, or one with answered turns in the thread store (e.g. from `lit3r chat`)."""
+    return catalog.thread(thread_id) is not None or bool(session.thread(thread_id).history())
+
+
+def turn(
+    thread: Thread, catalog: Catalog, message: str, planner: str | None = None, on_event: Listener | None = None
+) -> tuple[Answer, dict]:
+    """The thread's next turn (a follow-up is rewritten first), recorded in the catalogue."""
+    answer = thread.ask(message, planner=planner, on_event=on_event)  # type: ignore[arg-type]
+    position = len(thread.history()) - 1
+    catalog.add_turn(thread.thread_id, position, " ".join(message.split()), trace_id_of(answer))
+    return answer, document(answer, thread_id=thread.thread_id, message=" ".join(message.split()))
+
+
+def history(session: Session, catalog: Catalog, thread_id: str) -> list[dict[str, Any]]:
+    """The thread's answered turns, oldest first, with the message and trace of those made here."""
+    recorded = catalog.turns(thread_id)
+    turns = []
+    for position, chat_turn in enumerate(session.thread(thread_id).history()):
+        extra = recorded.get(position, {})
+        turns.append({**chat_turn.model_dump(), "message": extra.get("message"), "trace_id": extra.get("trace_id")})
+    return turns
+
+
+def conversation_thread(
+    session: Session, catalog: Catalog, prior: Sequence[tuple[str, str]], planner: str | None
+) -> Thread:
+    """The thread that continues a chat-completions conversation.
+
+    The conversation so far is looked up by its fingerprint (each reply this server gave is remembered with the
+    messages before it). One it has not seen (edited, or from elsewhere) gets a new thread in which its last
+    :data:`~lit3r.agent.rewrite.HISTORY_TURNS` user messages are asked first, so that the pool, the citation
+    numbers and the follow-up rewrite see those turns, as ``lit3r chat`` would.
+    """
+    known = catalog.conversation(fingerprint(prior)) if prior else None
+    if known is not None:
+        return session.thread(known)
+    thread = session.thread()
+    catalog.add_thread(thread.thread_id)
+    for _role, text in [m for m in prior if m[0] == "user"][-HISTORY_TURNS:]:
+        turn(thread, catalog, text, planner)
+    return thread
+
+
+def remember_reply(catalog: Catalog, prior: Sequence[tuple[str, str]], message: str, reply: str, thread_id: str):
+    """Remember which thread the conversation continues in once the client sends it back with this reply."""
+    catalog.remember_conversation(fingerprint([*prior, ("user", message), ("assistant", reply)]), thread_id)

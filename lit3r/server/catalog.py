@@ -1,0 +1,129 @@
+"""The server's catalogue of threads (``<home>/server.sqlite``): titles, times, each turn's message and trace,
+and which OpenAI-style conversation continues which thread.
+
+The thread's own state (pool, citation numbers, answered turns) lives in the thread store that
+:class:`lit3r.app.session.Session` keeps (``threads.sqlite``); this catalogue only lets the server list threads
+and find the trace of each turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+FILE = "server.sqlite"
+TITLE_CHARS = 80
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS threads (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turns (
+    thread_id TEXT NOT NULL,
+    position INTEGER NOT NULL,       -- 0-based index among the thread's answered turns
+    message TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (thread_id, position)
+);
+CREATE TABLE IF NOT EXISTS conversations (
+    fingerprint TEXT PRIMARY KEY,    -- hash of a conversation's messages so far
+    thread_id TEXT NOT NULL
+);
+"""
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def fingerprint(messages: Sequence[tuple[str, str]]) -> str:
+    """A stable key of a conversation: its (role, text) messages, white space folded."""
+    folded = [[role, " ".join(text.split())] for role, text in messages]
+    return hashlib.sha256(json.dumps(folded, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+class Catalog:
+    """Threads, turns and conversation fingerprints in one SQLite file, safe to share between threads."""
+
+    def __init__(self, home: Path) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        self.path = home / FILE
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def add_thread(self, thread_id: str, title: str = "") -> dict[str, Any]:
+        """Record a thread (no-op when known) and return it."""
+        stamp = now()
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO threads VALUES (?, ?, ?, ?)", (thread_id, title[:TITLE_CHARS], stamp, stamp)
+            )
+        return self.thread(thread_id) or {}
+
+    def thread(self, thread_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT t.*, (SELECT COUNT(*) FROM turns WHERE thread_id = t.id) AS turns FROM threads t WHERE id = ?",
+                (thread_id,),
+            ).fetchone()
+        return dict(row) if row else None
+
+    def threads(self, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+        """Threads, the most recently used first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT t.*, (SELECT COUNT(*) FROM turns WHERE thread_id = t.id) AS turns FROM threads t "
+                "ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                (limit, offset),
+            ).fetchall()
+        return [dict(r) for r in rows]
+
+    def add_turn(self, thread_id: str, position: int, message: str, trace_id: str) -> None:
+        """Record a thread's answered turn; the first one names an untitled thread."""
+        stamp = now()
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR IGNORE INTO threads VALUES (?, ?, ?, ?)", (thread_id, message[:TITLE_CHARS], stamp, stamp)
+            )
+            self._db.execute(
+                "UPDATE threads SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
+                (stamp, message[:TITLE_CHARS], thread_id),
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?)", (thread_id, position, message, trace_id, stamp)
+            )
+
+    def turns(self, thread_id: str) -> dict[int, dict[str, Any]]:
+        """The recorded turns of a thread by position."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT position, message, trace_id, created_at FROM turns WHERE thread_id = ?", (thread_id,)
+            ).fetchall()
+        return {r["position"]: dict(r) for r in rows}
+
+    def conversation(self, key: str) -> str | None:
+        """The thread that continues the conversation with this fingerprint."""
+        with self._lock:
+            row = self._db.execute("SELECT thread_id FROM conversations WHERE fingerprint = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def remember_conversation(self, key: str, thread_id: str) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO conversations VALUES (?, ?)", (key, thread_id))

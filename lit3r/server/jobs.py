@@ -1,0 +1,226 @@
+"""Ingest and index jobs: uploaded files parsed into the corpus, then the index built, in a background thread.
+
+One job runs at a time. Its progress is a snapshot clients poll or stream: the stage (``ingest``,
+``embed chunks``, ``embed papers``, ``reload``), files parsed and texts embedded so far with their totals (the
+texts that need a vector: those of earlier builds are reused), and the seconds left in the current stage
+(``eta_s``, from that stage's rate so far; None until something is done). A snapshot is also kept as each
+stage starts and ends (:meth:`Job.marks`), so a stream shows every stage however quickly it passed. A file
+that cannot be ingested is named in the report with its problem and the rest go in, as ``lit3r ingest`` does.
+When the build has published a new generation the job asks the server to switch to it (``on_built``), and is
+done once requests are answered from the new index.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from lit3r.corpus.ingest import ingest
+from lit3r.corpus.store import CorpusStore
+from lit3r.index.build import EmptyCorpusError, build_index
+from lit3r.server.catalog import now
+from lit3r.settings import Settings
+
+log = logging.getLogger(__name__)
+
+JobKind = Literal["ingest", "index"]
+JobState = Literal["queued", "running", "done", "failed"]
+KEEP_JOBS = 20
+
+
+@dataclass
+class Stage:
+    name: str
+    total: int
+    done: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def eta_s(self) -> float | None:
+        if self.done <= 0 or self.total <= 0:
+            return None
+        elapsed = time.monotonic() - self.started
+        return round(elapsed / self.done * max(self.total - self.done, 0), 1)
+
+
+class Job:
+    """One ingest (files, then the index) or index-only run, with a progress snapshot that is safe to read."""
+
+    def __init__(self, kind: JobKind, files: dict[str, str]) -> None:
+        self.id = uuid.uuid4().hex[:12]
+        self.kind = kind
+        self.files = files  # stored path -> name as uploaded
+        self.state: JobState = "queued"
+        self.created_at = now()
+        self.finished_at: str | None = None
+        self.seq = 0
+        self.result: dict[str, Any] = {}
+        self.error: dict[str, str] | None = None
+        self.stages: dict[str, Stage] = {}
+        self.stage: str | None = None
+        self.current_file: str | None = None
+        self._marks: list[dict[str, Any]] = []
+        self._started = time.monotonic()
+        self._lock = threading.Lock()
+
+    def advance(self, stage: str, done: int, total: int) -> None:
+        """``done`` more units of ``stage`` (of ``total``) are finished."""
+        with self._lock:
+            new = stage not in self.stages
+            if new:
+                self.stages[stage] = Stage(stage, total)
+            entry = self.stages[stage]
+            finished = entry.done < total <= entry.done + done
+            entry.total, entry.done = total, min(entry.done + done, total)
+            self.stage = stage
+            self.seq += 1
+            if new or finished:
+                self._marks.append(self._snapshot())
+
+    def enter(self, stage: str) -> None:
+        with self._lock:
+            self.stage = stage
+            self.seq += 1
+            self._marks.append(self._snapshot())
+
+    def marks(self, since: int) -> list[dict[str, Any]]:
+        """Snapshots taken as each stage started and ended, from the ``since``-th on: a client that polls
+        sees every stage even when one passes between two polls."""
+        with self._lock:
+            return list(self._marks[since:])
+
+    def finish(self, state: JobState, *, result: dict[str, Any] | None = None, error: dict[str, str] | None = None):
+        with self._lock:
+            self.state, self.finished_at, self.seq = state, now(), self.seq + 1
+            self.result = result or self.result
+            self.error = error
+
+    def snapshot(self) -> dict[str, Any]:
+        """The job as JSON-ready data."""
+        with self._lock:
+            return self._snapshot()
+
+    def _snapshot(self) -> dict[str, Any]:
+        stage = self.stages.get(self.stage or "")
+        return {
+            "job_id": self.id,
+            "kind": self.kind,
+            "state": self.state,
+            "created_at": self.created_at,
+            "finished_at": self.finished_at,
+            "elapsed_s": round(time.monotonic() - self._started, 1),
+            "stage": self.stage,
+            "current_file": self.current_file,
+            "files": _counts(self.stages.get("ingest")),
+            "chunks": _counts(self.stages.get("embed chunks")),
+            "papers": _counts(self.stages.get("embed papers")),
+            "eta_s": stage.eta_s() if stage else None,
+            "uploads": sorted(self.files.values()),
+            "result": self.result or None,
+            "error": self.error,
+            "seq": self.seq,
+        }
+
+
+def _counts(stage: Stage | None) -> dict[str, int] | None:
+    return {"done": stage.done, "total": stage.total} if stage else None
+
+
+class JobBusy(RuntimeError):
+    """A job is running already."""
+
+
+class Jobs:
+    """Starts jobs one at a time and keeps the last :data:`KEEP_JOBS`."""
+
+    def __init__(self, settings: Settings, on_built: Callable[[], object]) -> None:
+        self.settings = settings
+        self.on_built = on_built
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+        self._running: Job | None = None
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def all(self) -> list[Job]:
+        with self._lock:
+            return list(reversed(self._jobs.values()))
+
+    @property
+    def running(self) -> Job | None:
+        with self._lock:
+            return self._running
+
+    def start(self, kind: JobKind, files: dict[str, str] | None = None) -> Job:
+        """Start a job in a thread; raises :class:`JobBusy` while another runs."""
+        job = Job(kind, files or {})
+        with self._lock:
+            if self._running is not None:
+                raise JobBusy(f"job {self._running.id} is still running; wait for it to finish")
+            self._running = job
+            self._jobs[job.id] = job
+            while len(self._jobs) > KEEP_JOBS:
+                self._jobs.pop(next(iter(self._jobs)))
+        threading.Thread(target=self._run, args=(job,), name=f"lit3r-job-{job.id}", daemon=True).start()
+        return job
+
+    def _run(self, job: Job) -> None:
+        job.finish("running")
+        try:
+            result = self._work(job)
+        except EmptyCorpusError as exc:
+            job.finish("failed", error={"code": "empty_corpus", "message": str(exc)})
+        except Exception as exc:  # a job's failure is reported to its clients, and logged with its traceback
+            log.exception("job %s failed", job.id)
+            job.finish("failed", error={"code": "job_failed", "message": f"{type(exc).__name__}: {exc}"})
+        else:
+            job.finish("done", result=result)
+        finally:
+            with self._lock:
+                self._running = None
+
+    def _work(self, job: Job) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        with CorpusStore(self.settings.home) as store:
+            if job.files:
+                job.advance("ingest", 0, len(job.files))
+
+                def parsed(path: Path) -> None:
+                    job.current_file = job.files.get(str(path.resolve()), path.name)
+                    job.advance("ingest", 1, len(job.files))
+
+                report = ingest([Path(p) for p in job.files], store, on_file=parsed)
+                result["ingest"] = {
+                    "added": [self._name(job, p) for p in report.added],
+                    "unchanged": [self._name(job, p) for p in report.unchanged],
+                    "failed": [[self._name(job, p), problem] for p, problem in report.failed],
+                    "papers_added": report.papers_added,
+                    "renamed": [list(pair) for pair in report.renamed],
+                    "references_resolved": report.references_resolved,
+                    "papers_in_corpus": store.count_papers(),
+                }
+            job.current_file = None
+            build = build_index(self.settings, store, progress=job.advance)
+        result["index"] = {
+            "up_to_date": build.up_to_date,
+            "papers": build.papers,
+            "chunks": build.chunks,
+            "chunks_embedded": build.chunks_embedded,
+            "chunks_reused": build.chunks_reused,
+            "generation": build.generation.name,
+        }
+        job.enter("reload")
+        self.on_built()
+        return result
+
+    @staticmethod
+    def _name(job: Job, path: str) -> str:
+        """The name a file was uploaded as (stored paths stay on the server)."""
+        return job.files.get(path, Path(path).name)

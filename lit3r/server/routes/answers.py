@@ -1,0 +1,193 @@
+"""Questions and threads: ``/v1/ask`` (JSON and SSE) and ``/v1/threads`` (create, list, history, turns).
+
+The stream sends ``step`` events (each trace event as the run completes it: type, name, round, duration and a
+one-line summary; model calls with their tokens), then ``answer`` (the JSON document), then ``done`` with the
+trace id; a failure is one ``error`` event with the error document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+
+from lit3r.app.traces import summarize
+from lit3r.models import TraceEvent
+from lit3r.server import answering
+from lit3r.server.errors import ApiError, error_body
+from lit3r.server.routes import runtime_of
+from lit3r.server.runs import run, run_events
+from lit3r.server.runtime import Runtime, Ticket
+from lit3r.server.schemas import (
+    THREAD_ID,
+    AnswerDocument,
+    AskRequest,
+    MessageRequest,
+    ThreadCreate,
+    ThreadHistory,
+    ThreadInfo,
+)
+from lit3r.server.sse import PING, SSE_RESPONSE, frame, stream
+from lit3r.tools.trace import Listener
+
+router = APIRouter(tags=["answers"])
+ThreadId = Annotated[str, Path(pattern=THREAD_ID, description="A thread id.")]
+
+
+def step(event: TraceEvent) -> dict[str, Any]:
+    """A trace event as a stream step: what happened, when, for how long, in one line."""
+    data = event.data or {}
+    out = {
+        "type": event.type,
+        "name": event.name,
+        "round": event.round,
+        "started_at": event.started_at,
+        "duration_ms": event.duration_ms,
+        "summary": summarize(event.model_dump()),
+    }
+    if event.type == "llm":
+        out["tokens"] = {"prompt": data.get("prompt_tokens", 0), "completion": data.get("completion_tokens", 0)}
+        out["model"] = data.get("model")
+    return out
+
+
+async def answer_frames(runtime: Runtime, ticket: Ticket, work: Callable[[Listener], dict]) -> AsyncIterator[bytes]:
+    async for kind, value in run_events(runtime, ticket, work):
+        if kind == "ping":
+            yield PING
+        elif kind == "step":
+            yield frame("step", step(value))
+        elif kind == "result":
+            yield frame("answer", value)
+            yield frame("done", {"trace_id": value["trace_id"], "thread_id": value.get("thread_id")})
+        else:
+            yield frame("error", error_body(value.code, value.message))
+
+
+def admit(runtime: Runtime, planner: str | None) -> Ticket:
+    """Admit an answer run; what can be refused before it starts is refused with a status, not in the stream."""
+    ticket = runtime.admit()
+    if planner == "llm" and ticket.session.chat_model is None:
+        ticket.release()
+        raise ApiError(400, "llm_unavailable", "planner 'llm' needs a chat model: this server has none configured")
+    return ticket
+
+
+@router.post("/ask", response_model=None, responses={200: {"model": AnswerDocument}})
+async def ask(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]) -> dict:
+    """Answer a question with citations (the document of `lit3r ask --json`, plus `trace_id`)."""
+    ticket = admit(runtime, body.planner)
+    seconds = runtime.settings.server.answer_max_seconds
+
+    def work() -> dict:
+        with _turn_lock(runtime, body.thread_id):
+            return answering.ask(ticket.session, runtime.catalog, body, seconds)
+
+    return await run(runtime, ticket, work)
+
+
+@router.post("/ask/stream", response_model=None, responses=SSE_RESPONSE)
+async def ask_stream(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]):
+    """Answer a question as server-sent events: `step`... then `answer` then `done` (or one `error`)."""
+    ticket = admit(runtime, body.planner)
+    seconds = runtime.settings.server.answer_max_seconds
+
+    def work(listener: Listener) -> dict:
+        with _turn_lock(runtime, body.thread_id):
+            return answering.ask(ticket.session, runtime.catalog, body, seconds, on_event=listener)
+
+    return stream(answer_frames(runtime, ticket, work))
+
+
+@router.post("/threads", status_code=201, response_model=ThreadInfo)
+async def create_thread(runtime: Annotated[Runtime, Depends(runtime_of)], body: ThreadCreate | None = None) -> dict:
+    """Start a conversation; post messages to it with `POST /v1/threads/{thread_id}/messages`."""
+    with runtime.lease() as lease:
+        thread = lease.session.thread()
+    record = runtime.catalog.add_thread(thread.thread_id, (body or ThreadCreate()).title)
+    return _info(record)
+
+
+@router.get("/threads", response_model=dict[str, list[ThreadInfo]])
+async def list_threads(
+    runtime: Annotated[Runtime, Depends(runtime_of)],
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> dict:
+    """The threads this server knows, the most recently used first."""
+    return {"threads": [_info(t) for t in runtime.catalog.threads(limit, offset)]}
+
+
+@router.get("/threads/{thread_id}", response_model=ThreadHistory)
+async def thread_history(thread_id: ThreadId, request: Request) -> dict:
+    """A thread and its answered turns, oldest first (standalone question, answer, citation numbers)."""
+    runtime = runtime_of(request)
+    with runtime.lease() as lease:
+        _known(runtime, lease.session, thread_id)
+        turns = answering.history(lease.session, runtime.catalog, thread_id)
+    record = runtime.catalog.thread(thread_id) or {"id": thread_id, "title": turns[0]["question"] if turns else ""}
+    return {**_info({**record, "turns": len(turns)}), "history": turns}
+
+
+def _turn_work(runtime: Runtime, ticket: Ticket, thread_id: str, body: MessageRequest):
+    _known(runtime, ticket.session, thread_id)
+
+    def work(listener: Listener | None = None) -> dict:
+        with runtime.thread_lock(thread_id):
+            thread = ticket.session.thread(thread_id)
+            return answering.turn(thread, runtime.catalog, body.message, body.planner, listener)[1]
+
+    return work
+
+
+@router.post("/threads/{thread_id}/messages", response_model=None, responses={200: {"model": AnswerDocument}})
+async def post_message(thread_id: ThreadId, body: MessageRequest, request: Request) -> dict:
+    """Ask in a thread: a follow-up is rewritten into a standalone question (`question`), citation numbers
+    stay stable within the thread."""
+    runtime = runtime_of(request)
+    ticket = admit(runtime, body.planner)
+    try:
+        work = _turn_work(runtime, ticket, thread_id, body)
+    except BaseException:
+        ticket.release()
+        raise
+    return await run(runtime, ticket, work)
+
+
+@router.post(
+    "/threads/{thread_id}/messages/stream",
+    response_model=None,
+    responses=SSE_RESPONSE,
+)
+async def post_message_stream(thread_id: ThreadId, body: MessageRequest, request: Request):
+    """Ask in a thread, as server-sent events (the events of `POST /v1/ask/stream`)."""
+    runtime = runtime_of(request)
+    ticket = admit(runtime, body.planner)
+    try:
+        work = _turn_work(runtime, ticket, thread_id, body)
+    except BaseException:
+        ticket.release()
+        raise
+    return stream(answer_frames(runtime, ticket, work))
+
+
+def _turn_lock(runtime: Runtime, thread_id: str | None) -> AbstractContextManager:
+    """The thread's lock for a question asked as a thread's turn; nothing to hold for a one-off question."""
+    return runtime.thread_lock(thread_id) if thread_id is not None else nullcontext()
+
+
+def _known(runtime: Runtime, session: Any, thread_id: str) -> None:
+    if not answering.thread_exists(session, runtime.catalog, thread_id):
+        raise ApiError(404, "unknown_thread", f"no thread {thread_id!r}; create one with POST /v1/threads")
+
+
+def _info(record: dict) -> dict:
+    return {
+        "thread_id": record["id"],
+        "title": record.get("title") or "",
+        "created_at": record.get("created_at"),
+        "updated_at": record.get("updated_at"),
+        "turns": record.get("turns", 0),
+    }

@@ -1,0 +1,100 @@
+"""OpenAI-compatible chat: ``POST /v1/chat/completions`` (plain and streaming) and ``GET /v1/models``.
+
+A conversation continues the thread its earlier turns were answered in (see
+:func:`lit3r.server.answering.conversation_thread`), so follow-ups are rewritten and citation numbers stay
+stable as in ``lit3r chat``. A stream sends the role, then (once the run is done; keep-alive comments until
+then) the answer text and the Sources block as two content deltas, then a final chunk with
+``finish_reason: stop`` and the structured ``citations``, then the usage when ``stream_options.include_usage``,
+then ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from lit3r.app.traces import load_trace
+from lit3r.server import answering, openai_compat
+from lit3r.server.errors import error_body
+from lit3r.server.routes import runtime_of
+from lit3r.server.runs import run, run_events
+from lit3r.server.runtime import Runtime, Ticket
+from lit3r.server.schemas import ChatCompletionRequest
+from lit3r.server.sse import PING, frame, stream
+
+router = APIRouter(tags=["openai"])
+
+
+def _reply(runtime: Runtime, ticket: Ticket, prior: list[tuple[str, str]], message: str, planner: str) -> dict:
+    """Run the turn; return the answer document, the reply (content, and its Sources block) and the usage."""
+    session, catalog = ticket.session, runtime.catalog
+    thread = answering.conversation_thread(session, catalog, prior, planner)
+    with runtime.thread_lock(thread.thread_id):
+        answer, document = answering.turn(thread, catalog, message, planner)
+    titles = {c["paper_id"]: session.index.papers[c["paper_id"]].title for c in document["citations"]}
+    content = openai_compat.reply_content(document, titles)
+    answering.remember_reply(catalog, prior, message, content, thread.thread_id)
+    tokens = openai_compat.usage(load_trace(answer.trace_path) if answer.trace_path else None)
+    return {
+        "document": document,
+        "content": content,
+        "sources": openai_compat.sources_block(document, titles),
+        "usage": tokens,
+    }
+
+
+@router.get("/models")
+async def models(request: Request) -> dict:
+    """The models this server answers as: `lit3r` (the offline Lit3R sequence) and, with a chat model
+    configured, `lit3r-llm` (the model plans the tool calls)."""
+    with runtime_of(request).lease() as lease:
+        return openai_compat.model_list(lease.session.chat_model is not None)
+
+
+@router.post(
+    "/chat/completions",
+    response_model=None,
+    responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}},
+)
+async def chat_completions(body: ChatCompletionRequest, request: Request):
+    """OpenAI's chat completions: the answer with [n] markers and a Sources block, plus `citations`."""
+    runtime = runtime_of(request)
+    prior, message = openai_compat.split_conversation(body.messages)
+    ticket = runtime.admit()
+    try:
+        planner = openai_compat.planner_for(body.model, ticket.session.chat_model is not None)
+    except BaseException:
+        ticket.release()
+        raise
+    if not body.stream:
+        reply = await run(runtime, ticket, lambda: _reply(runtime, ticket, prior, message, planner))
+        return openai_compat.completion(reply["document"], reply["content"], body.model, reply["usage"])
+    include_usage = bool(body.stream_options and body.stream_options.include_usage)
+    work = lambda _listener: _reply(runtime, ticket, prior, message, planner)  # noqa: E731
+    return stream(_chunks(runtime, ticket, work, body.model, include_usage))
+
+
+async def _chunks(runtime: Runtime, ticket: Ticket, work: Any, model: str, include_usage: bool) -> AsyncIterator[bytes]:
+    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    yield frame(None, openai_compat.chunk(completion_id, model, {"role": "assistant", "content": ""}))
+    async for kind, value in run_events(runtime, ticket, work):
+        if kind in ("ping", "step"):
+            if kind == "ping":
+                yield PING
+            continue
+        if kind == "error":
+            yield frame(None, error_body(value.code, value.message))
+            break
+        document = value["document"]
+        yield frame(None, openai_compat.chunk(completion_id, model, {"content": document["answer"]}))
+        if value["sources"]:
+            yield frame(None, openai_compat.chunk(completion_id, model, {"content": "\n\n" + value["sources"]}))
+        yield frame(None, openai_compat.chunk(completion_id, model, {}, "stop", **openai_compat.extras(document)))
+        if include_usage:
+            last = openai_compat.chunk(completion_id, model, {}, usage=value["usage"])
+            last["choices"] = []
+            yield frame(None, last)
+    yield frame(None, "[DONE]")

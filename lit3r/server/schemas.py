@@ -1,0 +1,188 @@
+"""Request bodies (validated: a malformed body is a 422 naming the field) and documented response shapes.
+
+Routes return the documents themselves (``lit3r ask --json``'s, built by
+:func:`lit3r.cli.agent.answer_document`); the response models here describe them in the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lit3r.models import Citation, ClaimCheck, Locator
+
+TRACE_ID = r"^\d{8}T\d{6}-[0-9a-f]{8}$"
+THREAD_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+JOB_ID = r"^[0-9a-f]{12}$"
+ITEM_ID = r"^[^/\\\x00-\x1f]{1,300}$"
+"""Paper and chunk ids: never a path on the server, only looked up; no slashes or control characters."""
+
+Planner = Literal["fixed", "llm"]
+Text = Annotated[str, Field(min_length=1, max_length=4000)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AskRequest(Strict):
+    question: Text = Field(description="The question.")
+    options: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
+        default=None, max_length=26, description="Multiple-choice options; the answer picks one."
+    )
+    papers: list[Annotated[str, Field(pattern=ITEM_ID)]] | None = Field(
+        default=None, max_length=200, description="Answer from these paper ids only."
+    )
+    planner: Planner | None = Field(default=None, description="'fixed' (default, no model) or 'llm'.")
+    thread_id: Annotated[str, Field(pattern=THREAD_ID)] | None = Field(
+        default=None, description="Answer as the next turn of this thread, as asked (no follow-up rewrite)."
+    )
+
+
+class ThreadCreate(Strict):
+    title: str = Field(default="", max_length=200, description="A title; default: the first message.")
+
+
+class MessageRequest(Strict):
+    message: Text = Field(description="The user's message; a follow-up is rewritten into a standalone question.")
+    planner: Planner | None = None
+
+
+class AnswerDocument(BaseModel):
+    """``lit3r ask --json``'s document, plus the trace id (and the thread's fields for a thread turn)."""
+
+    answer: str
+    citations: list[Citation]
+    sufficient: bool
+    option: str | None = None
+    table: list[dict[str, str]] | None = None
+    candidate_papers: list[str]
+    rounds: int
+    trace_path: str | None
+    question: str
+    supported_fraction: float | None = None
+    claims: list[ClaimCheck] = []
+    trace_id: str
+    thread_id: str | None = None
+    message: str | None = Field(default=None, description="A thread turn: the message as the user wrote it.")
+
+
+class ThreadInfo(BaseModel):
+    thread_id: str
+    title: str
+    created_at: str | None = None
+    updated_at: str | None = None
+    turns: int
+
+
+class TurnInfo(BaseModel):
+    question: str = Field(description="The standalone question that was answered.")
+    answer: str
+    citations: dict[int, str] = Field(description="Marker number -> chunk id.")
+    message: str | None = Field(default=None, description="What the user wrote (turns made through this server).")
+    trace_id: str | None = None
+
+
+class ThreadHistory(ThreadInfo):
+    history: list[TurnInfo]
+
+
+class ChunkInfo(BaseModel):
+    chunk_id: str
+    paper_id: str
+    type: str
+    locator: Locator
+    text: str
+    paper_title: str
+    has_pdf: bool = Field(description="Whether a page image can be rendered for this chunk.")
+
+
+class PaperInfo(BaseModel):
+    paper_id: str
+    title: str
+    authors: list[str]
+    venue: str | None
+    year: int | None
+    chunks: int
+    source_format: str | None
+    has_pdf: bool
+
+
+class Section(BaseModel):
+    heading: str | None
+    chunks: list[dict[str, Any]]
+
+
+class PaperDetail(PaperInfo):
+    abstract: str
+    sections: list[Section]
+
+
+class PagePassageInfo(BaseModel):
+    chunk_id: str
+    paper_id: str
+    page: int
+    width: float = Field(description="Page width in PDF points.")
+    height: float = Field(description="Page height in PDF points.")
+    boxes: list[tuple[float, float, float, float]] = Field(
+        description="Highlight boxes (x0, top, x1, bottom) in PDF points from the top left corner."
+    )
+    found: Literal["exact", "partial", "none"]
+    matched_text: str
+    image: str = Field(description="The URL of the page image with the boxes drawn.")
+
+
+class ChatContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ChatContentPart] | None = None
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(BaseModel):
+    """OpenAI's chat-completions body; parameters lit3r has no use for (temperature, ...) are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1, max_length=200)
+    messages: list[ChatMessage] = Field(min_length=1, max_length=200)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+
+
+class ErrorBody(BaseModel):
+    code: str = Field(description="A stable code, e.g. 'invalid_request', 'unknown_paper', 'too_many_requests'.")
+    message: str = Field(description="What went wrong, for people; names the field or file concerned.")
+    details: list[dict[str, Any]] | None = Field(default=None, description="Validation errors: loc, msg, type.")
+
+
+class ErrorDocument(BaseModel):
+    """Every error the API answers."""
+
+    error: ErrorBody
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorDocument, "description": description}
+    for status, description in (
+        (400, "A request the server cannot serve (e.g. the 'llm' planner without a chat model)."),
+        (401, "No API key, or a wrong one."),
+        (404, "No such paper, chunk, thread, trace, job or model; or a PDF that is not available."),
+        (409, "No index yet, or a job already running."),
+        (413, "The body is larger than the server accepts."),
+        (415, "No uploaded file has an accepted type."),
+        (422, "The body or a parameter is malformed (the message names the field)."),
+        (429, "Every answer slot is busy; retry after the Retry-After seconds."),
+    )
+}
+"""The error responses every API route may give, as documented in the OpenAPI document."""

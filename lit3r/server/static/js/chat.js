@@ -1,0 +1,206 @@
+// The chat: threads, a question streamed through /v1/threads/{id}/messages/stream (its steps appear as they
+// happen), answers with citation chips.
+import { api, esc, stream } from "./api.js";
+import { hideCard, openEvidence, showCard } from "./evidence.js";
+import { clearNotice, reportError } from "./state.js";
+
+const list = document.getElementById("messages");
+const threadList = document.getElementById("thread-list");
+const form = document.getElementById("ask-form");
+const input = document.getElementById("question");
+const button = document.getElementById("ask-button");
+const hero = document.getElementById("chat-empty");
+let threadId = null;
+let onTrace = () => {};
+
+// Questions about the bundled demo corpus, offered only when it is the corpus being served.
+export const EXAMPLES = [
+  "How much did evidence verification reduce unsupported claims?",
+  "How many questions does LocatorQA contain?",
+  "Which reranker budget is recommended?",
+];
+const DEMO_PAPER = "demo-evidence-verification";
+
+export function showExamples(paperIds) {
+  document.getElementById("examples").hidden = !paperIds.has(DEMO_PAPER);
+}
+
+export function initChat({ openTrace }) {
+  onTrace = openTrace;
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    ask(input.value);
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      ask(input.value);
+    }
+  });
+  document.getElementById("new-thread").addEventListener("click", () => {
+    threadId = null;
+    list.innerHTML = "";
+    hero.hidden = false;
+    markCurrent();
+    input.focus();
+  });
+  const examples = document.getElementById("examples");
+  examples.hidden = true;
+  examples.innerHTML = EXAMPLES.map((q) => `<li><button type="button">${esc(q)}</button></li>`).join("");
+  examples.addEventListener("click", (e) => {
+    if (e.target.closest("button")) ask(e.target.closest("button").textContent);
+  });
+}
+
+export async function loadThreads() {
+  const { threads } = await api("/v1/threads");
+  document.getElementById("threads-empty").hidden = threads.length > 0;
+  threadList.innerHTML = threads
+    .map((t) => `<li><button type="button" data-thread="${esc(t.thread_id)}" title="${esc(t.title)}">` +
+      `${esc(t.title || t.thread_id)}</button></li>`)
+    .join("");
+  markCurrent();
+}
+
+threadList.addEventListener("click", (e) => {
+  const target = e.target.closest("button[data-thread]");
+  if (target) openThread(target.dataset.thread).catch((err) => reportError(err, "open the thread"));
+});
+
+function markCurrent() {
+  for (const b of threadList.querySelectorAll("button")) b.setAttribute("aria-current", String(b.dataset.thread === threadId));
+}
+
+async function openThread(id) {
+  const thread = await api(`/v1/threads/${encodeURIComponent(id)}`);
+  threadId = id;
+  markCurrent();
+  list.innerHTML = "";
+  hero.hidden = thread.history.length > 0;
+  for (const turn of thread.history) {
+    addUser(turn.message || turn.question);
+    const item = addBot();
+    if (turn.trace_id) {
+      const trace = await api(`/v1/traces/${turn.trace_id}`);
+      const answer = trace.answer;
+      renderAnswer(item, { ...answer, answer: answer.text, trace_id: turn.trace_id, message: turn.message });
+    } else {
+      renderAnswer(item, { answer: turn.answer, citations: [], question: turn.question, sufficient: true });
+    }
+  }
+}
+
+function addUser(text) {
+  const li = document.createElement("li");
+  li.className = "msg user";
+  li.textContent = text;
+  list.append(li);
+  return li;
+}
+
+function addBot() {
+  const li = document.createElement("li");
+  li.className = "msg bot";
+  li.innerHTML = `<p class="text"><span class="working"></span>Working…</p>
+    <details class="steps" open><summary>Steps <span class="count">0</span></summary><ol></ol></details>`;
+  list.append(li);
+  li.scrollIntoView({ block: "end" });
+  return li;
+}
+
+function addStep(item, step) {
+  const ol = item.querySelector(".steps ol");
+  const li = document.createElement("li");
+  const round = step.round ? `r${step.round}` : "--";
+  const tokens = step.tokens ? ` ${step.tokens.prompt}+${step.tokens.completion} tok` : "";
+  li.textContent = `${round} ${step.type} ${step.name} ${Math.round(step.duration_ms)} ms${tokens} · ${step.summary}`;
+  li.title = li.textContent;
+  ol.append(li);
+  ol.scrollTop = ol.scrollHeight;
+  item.querySelector(".steps .count").textContent = ol.children.length;
+}
+
+// The answer text with each [n] marker as a chip that shows its citation.
+export function answerHtml(text, citations) {
+  const byNumber = new Map(citations.map((c) => [String(c.number), c]));
+  return esc(text).replace(/\[(\d+)\]/g, (whole, n) =>
+    byNumber.has(n)
+      ? `<button type="button" class="chip" data-n="${n}" aria-label="Citation ${n}">${n}</button>`
+      : whole);
+}
+
+function renderAnswer(item, doc) {
+  const citations = doc.citations || [];
+  const text = item.querySelector(".text");
+  text.classList.toggle("abstain", doc.sufficient === false);
+  text.innerHTML = answerHtml(doc.answer, citations);
+  if (doc.message && doc.question && doc.question !== doc.message) {
+    text.insertAdjacentHTML("beforebegin", `<p class="standalone">Answered as: ${esc(doc.question)}</p>`);
+  }
+  const byNumber = new Map(citations.map((c) => [String(c.number), c]));
+  for (const chip of text.querySelectorAll(".chip")) {
+    const citation = byNumber.get(chip.dataset.n);
+    chip.addEventListener("mouseenter", () => showCard(chip, citation));
+    chip.addEventListener("focus", () => showCard(chip, citation));
+    chip.addEventListener("mouseleave", hideCard);
+    chip.addEventListener("blur", hideCard);
+    chip.addEventListener("click", () => openEvidence(chip, citation));
+  }
+  const steps = item.querySelector(".steps");
+  if (steps) steps.open = false;
+  const meta = document.createElement("div");
+  meta.className = "meta";
+  const claims = doc.claims || [];
+  const supported = claims.filter((c) => c.supported).length;
+  meta.innerHTML = [
+    `${citations.length} citation${citations.length === 1 ? "" : "s"}`,
+    claims.length ? `${supported}/${claims.length} claims supported` : "",
+    doc.rounds != null ? `${doc.rounds} round${doc.rounds === 1 ? "" : "s"}` : "",
+  ].filter(Boolean).map((s) => `<span>${esc(s)}</span>`).join("");
+  if (doc.trace_id) {
+    const open = document.createElement("button");
+    open.type = "button";
+    open.className = "ghost open-trace";
+    open.textContent = "Trace";
+    open.addEventListener("click", () => onTrace(doc.trace_id));
+    meta.append(open);
+  }
+  item.append(meta);
+  item.dataset.trace = doc.trace_id || "";
+}
+
+async function ask(raw) {
+  const message = raw.trim();
+  if (!message || button.disabled) return;
+  clearNotice();
+  hero.hidden = true;
+  input.value = "";
+  button.disabled = true;
+  addUser(message);
+  const item = addBot();
+  try {
+    if (!threadId) {
+      threadId = (await api("/v1/threads", { method: "POST", body: {} })).thread_id;
+    }
+    let answered = false;
+    await stream(`/v1/threads/${encodeURIComponent(threadId)}/messages/stream`, {
+      body: { message },
+      onEvent: (event, data) => {
+        if (event === "step") addStep(item, data);
+        else if (event === "answer") {
+          answered = true;
+          renderAnswer(item, data);
+        } else if (event === "error") throw Object.assign(new Error(data.error.message), data.error);
+      },
+    });
+    if (!answered) throw new Error("the stream ended without an answer");
+    loadThreads().catch(() => {});
+  } catch (err) {
+    item.classList.add("error");
+    item.querySelector(".text").textContent = `No answer: ${err.message}`;
+    reportError(err, "answer");
+  } finally {
+    button.disabled = false;
+    input.focus();
+  }
+}

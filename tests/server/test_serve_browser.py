@@ -1,0 +1,203 @@
+"""The web UI in a real browser: Debian's Chromium, headless, driven by Playwright, on loopback only.
+
+A demo question is asked through the page; its steps must appear before the answer; a citation's card must show
+the quote the API gives; clicking it must show the passage on its PDF page with the span highlighted (or, for a
+Markdown paper, marked in its section); the trace tab must show the run's timeline and compare it with an earlier
+run of the same question; the keyed server's page asks for the key, then uploads a paper with a progress bar.
+Screenshots go to ``test-output/browser/``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from lit3r.server.pages import fold
+from lit3r.textutil import fold_space
+
+from fakes.lit3r_server import KEY
+from fakes.pdfs import QUESTION as PDF_QUESTION
+
+CHROMIUM = Path(os.environ.get("LIT3R_CHROMIUM", "/usr/bin/chromium"))
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "browser"
+DEMO_QUESTION = "How much did evidence verification reduce unsupported claims?"
+TIMEOUT_MS = 60_000
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}: `make test` installs Debian's chromium with apt-get (needs root)")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=str(CHROMIUM),
+            args=ARGS,
+            headless=True,
+            viewport={"width": 1280, "height": 800},
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    tab = browser.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.goto(server.base_url)
+    tab.wait_for_selector("#status:has-text('papers')")
+    yield tab
+    tab.close()
+    assert errors == [], errors
+
+
+def ask(page, question: str) -> object:
+    """Ask through the form; return the answer's message once its meta line (rendered last) is there."""
+    page.evaluate(
+        """() => {
+          window.seen = {};
+          new MutationObserver(() => {
+            const now = performance.now();
+            if (!window.seen.step && document.querySelector('.msg.bot:last-child .steps li')) window.seen.step = now;
+            if (!window.seen.answer && document.querySelector('.msg.bot:last-child .chip')) window.seen.answer = now;
+          }).observe(document.getElementById('messages'), {subtree: true, childList: true});
+        }"""
+    )
+    page.fill("#question", question)
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".msg.bot:last-child .meta")
+    return page.locator(".msg.bot").last
+
+
+def answer_of(server, message) -> dict:
+    trace_id = message.get_attribute("data-trace")
+    return httpx.get(f"{server.base_url}/v1/traces/{trace_id}", timeout=30).json()
+
+
+def test_ask_hover_and_click_a_pdf_citation(page, server) -> None:
+    message = ask(page, PDF_QUESTION)
+    seen = page.evaluate("window.seen")
+    assert seen["step"] < seen["answer"], "steps stream in before the answer"
+    trace = answer_of(server, message)
+    steps = message.locator(".steps li")
+    assert steps.count() == len(trace["events"])
+    citation = next(c for c in trace["answer"]["citations"] if c["paper_id"] == "glacier-radar")
+    chip = message.locator(f".chip[data-n='{citation['number']}']").first
+    chip.hover()
+    card = page.locator("#card")
+    card.wait_for(state="visible")
+    assert fold_space(card.locator(".quote").inner_text()) == fold_space(citation["quote"])
+    assert card.locator(".card-title").inner_text() == "Radar Interferometry of Alpine Glacier Flow"
+    assert "p. 2" in card.locator(".card-where").inner_text() and "2 Results" in card.inner_text()
+    page.screenshot(path=str(SHOTS / "1-card.png"))
+    chip.click()
+    figure = page.locator("#evidence .page")
+    figure.wait_for()
+    page.wait_for_function("() => document.querySelector('#evidence .page img').naturalWidth > 0")
+    assert figure.get_attribute("data-found") == "exact"
+    assert fold(figure.get_attribute("data-matched"))[0] == fold(citation["quote"])[0]
+    boxes = figure.locator(".hl")
+    assert boxes.count() >= 1
+    image = figure.locator("img").bounding_box()
+    for i in range(boxes.count()):
+        box = boxes.nth(i).bounding_box()
+        assert box["width"] > 10 and box["height"] > 2
+        assert image["x"] <= box["x"] and box["x"] + box["width"] <= image["x"] + image["width"] + 1
+    page.screenshot(path=str(SHOTS / "2-pdf-passage.png"))
+    page.keyboard.press("Escape")
+    assert page.locator("#evidence").is_hidden()
+
+
+def test_markdown_citation_shows_the_section_with_the_quote_marked(page, server) -> None:
+    message = ask(page, DEMO_QUESTION)
+    trace = answer_of(server, message)
+    citation = trace["answer"]["citations"][0]
+    chip = message.locator(".chip").first
+    chip.focus()  # keyboard: focus shows the card, Enter opens the passage
+    page.locator("#card").wait_for(state="visible")
+    page.keyboard.press("Enter")
+    mark = page.locator("#evidence .section-text .cited mark")
+    mark.wait_for()
+    assert fold_space(mark.inner_text()) == fold_space(citation["quote"])
+    assert page.locator("#evidence .section-text h3").inner_text() == citation["locator"]["section"]
+    page.screenshot(path=str(SHOTS / "3-section-passage.png"))
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.activeElement.classList.contains('chip')"), "focus returns to the chip"
+
+
+def test_trace_tab_shows_the_timeline(page, server) -> None:
+    message = ask(page, DEMO_QUESTION)
+    trace = answer_of(server, message)
+    message.locator(".open-trace").click()
+    page.locator("#trace-question").wait_for()
+    assert page.locator("#trace-question").inner_text() == trace["question"]
+    rows = page.locator(".timeline tbody tr[data-type]")
+    assert rows.count() == len(trace["events"])
+    assert page.locator(".timeline tr.round").filter(has_text="round 1").count() == 1
+    types = set(page.locator(".timeline td.type").all_inner_texts())
+    assert {"tool", "ranking", "verdict", "node"} <= types
+    page.locator(".filters input[value='node']").uncheck()
+    assert page.locator(".timeline tbody tr[data-type='node']").first.is_hidden()
+    page.screenshot(path=str(SHOTS / "4-trace.png"), full_page=True)
+    earlier = page.locator("#diff-other optgroup[label='same question'] option").first  # the same question, earlier
+    page.select_option("#diff-other", earlier.get_attribute("value"))
+    page.click("#diff-form button")
+    verdict = page.locator("#diff-verdict")
+    verdict.wait_for()
+    api = httpx.get(f"{server.base_url}/v1/traces/{trace['trace_id']}/diff/{earlier.get_attribute('value')}").json()
+    assert ("identical" in verdict.inner_text()) == api["identical"]
+    page.screenshot(path=str(SHOTS / "5-diff.png"), full_page=True)
+
+
+def test_phone_width(page) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    ask(page, DEMO_QUESTION)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 391, f"the page scrolls sideways at phone width ({width}px)"
+    page.screenshot(path=str(SHOTS / "6-phone.png"))
+
+
+def test_keyed_page_asks_for_the_key_then_uploads_with_progress(browser, keyed_server, tmp_path: Path) -> None:
+    tab = browser.new_page()
+    tab.goto(keyed_server.base_url)
+    dialog = tab.locator("#key-dialog")
+    dialog.wait_for(state="visible")
+    tab.fill("#key-input", KEY)
+    tab.click("#key-dialog button[value='save']")
+    tab.wait_for_selector("#status:has-text('papers')")
+    tab.click("#tab-corpus")
+    tab.wait_for_selector("#papers tbody tr")
+    before = tab.locator("#papers tbody tr").count()
+    paper = tmp_path / "ocean-acoustics.md"
+    paper.write_text(
+        "---\nid: ocean-acoustics\ntitle: Ocean Acoustics of Humpback Song\nyear: 2025\n---\n\n## Abstract\n\n"
+        "We record humpback whale song with hydrophones.\n\n## 1 Results\n\nSongs lasted 14 minutes on average.\n",
+        encoding="utf-8",
+    )
+    tab.set_input_files("#upload-files", str(paper))
+    tab.click("#upload-button")
+    tab.locator("#upload-progress").wait_for(state="visible")
+    tab.wait_for_selector("#upload-stage:has-text('Done')")
+    assert "Added: ocean-acoustics.md" in tab.locator("#upload-report").inner_text()
+    tab.wait_for_function(f"() => document.querySelectorAll('#papers tbody tr').length === {before + 1}")
+    assert tab.locator("#papers tbody").filter(has_text="Ocean Acoustics of Humpback Song").count() == 1
+    tab.screenshot(path=str(SHOTS / "7-upload.png"))
+    tab.close()
