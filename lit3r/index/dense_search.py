@@ -1,0 +1,79 @@
+"""How a dense search restricted to allowed ids runs: an exact scan of those rows, or a filtered FAISS search.
+
+An approximate index searched with an ``IDSelector`` only keeps allowed candidates, so when a
+share ``f`` of the vectors is allowed it must look at about ``1/f`` times as many candidates to
+find the same number of them: HNSW's ``efSearch`` and IVF's ``nprobe`` are divided by ``f``.
+Scoring the allowed rows directly costs one dot product per allowed vector. The plan compares
+the two in vectors touched (HNSW: ``efSearch x M``; IVF: the vectors of the probed lists) and
+takes the cheaper; a flat index filters its full scan exactly, so only its allowed-set size
+decides. Both paths return the same hits for flat; for the approximate kinds the exact scan is
+exact, and the filtered search keeps about the unrestricted recall (docs/BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from lit3r.settings import IndexSettings
+
+Hit = tuple[str, float]
+SCAN_BLOCK = 16384
+"""Rows read back and scored at a time by an exact scan (bounds its memory to a block of vectors)."""
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """What a restricted search does: an exact scan of the allowed rows, or a widened filtered search."""
+
+    exact: bool
+    hnsw_ef: int = 0
+    ivf_nprobe: int = 0
+
+
+def plan_restricted(
+    settings: IndexSettings, nlist: int, total: int, allowed: int, k: int, scan_limit: int
+) -> SearchPlan:
+    """The cheaper way to find the ``k`` best of ``allowed`` rows out of ``total`` (``nlist``: IVF lists)."""
+    if allowed <= scan_limit:
+        return SearchPlan(exact=True)
+    share = allowed / total
+    if settings.dense_kind == "hnsw":
+        ef = min(total, math.ceil(max(settings.hnsw_ef_search, k) / share))
+        return SearchPlan(exact=allowed <= ef * settings.hnsw_m, hnsw_ef=ef)
+    if settings.dense_kind == "ivf":
+        nprobe = min(nlist, math.ceil(settings.ivf_nprobe / share))
+        return SearchPlan(exact=allowed <= nprobe * total / nlist, ivf_nprobe=nprobe)
+    return SearchPlan(exact=False)
+
+
+def top_k_of_rows(
+    queries: np.ndarray, rows: np.ndarray, k: int, read: Callable[[np.ndarray], np.ndarray]
+) -> list[list[tuple[int, float]]]:
+    """Exact top ``k`` ``(row, score)`` per query among ``rows``, best first (ties: lower row first).
+
+    ``read(rows)`` returns the stored vectors of ``rows``; they are read and scored a block at a time.
+    """
+    best_rows = [np.zeros(0, dtype=np.int64) for _ in queries]
+    best_scores = [np.zeros(0, dtype=np.float32) for _ in queries]
+    for start in range(0, len(rows), SCAN_BLOCK):
+        block = rows[start : start + SCAN_BLOCK]
+        scores = queries @ read(block).T
+        for q in range(len(queries)):
+            cand_rows = np.concatenate([best_rows[q], block])
+            cand_scores = np.concatenate([best_scores[q], scores[q]])
+            if len(cand_rows) > k:
+                keep = np.argpartition(-cand_scores, k - 1)[:k]
+                # argpartition may cut a tie at the k-th score arbitrarily; keep every row tied with it
+                cut = cand_scores[keep].min()
+                keep = np.flatnonzero(cand_scores >= cut)
+                cand_rows, cand_scores = cand_rows[keep], cand_scores[keep]
+            best_rows[q], best_scores[q] = cand_rows, cand_scores
+    results = []
+    for cand_rows, cand_scores in zip(best_rows, best_scores, strict=True):
+        order = np.lexsort((cand_rows, -cand_scores))[:k]
+        results.append([(int(cand_rows[i]), float(cand_scores[i])) for i in order])
+    return results
