@@ -152,7 +152,7 @@ def _write_generation(
     paper_ids = [p.id for p in papers]
     paper_texts = ["\n\n".join(by_paper.get(pid, [])) for pid in paper_ids]
     BM25Index.build(paper_ids, paper_texts, settings.bm25).save(folder / "bm25_papers")
-    DenseIndex.build([c.id for c in chunks], chunk_vectors, fp16=settings.index.dense_fp16).save(folder / "dense")
+    DenseIndex.build([c.id for c in chunks], chunk_vectors, settings=settings.index).save(folder / "dense")
     DenseIndex.build(paper_ids, paper_vectors).save(folder / "paper_vectors")
     CitationGraph.build(papers).save(folder / "citations")
     manifest = {
