@@ -94,7 +94,10 @@ class IndexSettings(BaseModel):
     hnsw_m: int = Field(default=32, ge=4, le=256, description="HNSW: graph neighbours per vector (memory, recall).")
     hnsw_ef_construction: int = Field(default=80, ge=8, description="HNSW: candidate list size while building.")
     hnsw_ef_search: int = Field(
-        default=128, ge=1, description="HNSW: candidate list size per query, at least the results asked for."
+        default=256,
+        ge=1,
+        description="HNSW: candidate list size per query (raised to the results asked for when fewer); 256 keeps "
+        "recall@100 near 0.99 against flat search on QASPER's vectors.",
     )
     ivf_nlist: int | None = Field(
         default=None,

@@ -240,3 +240,16 @@ def test_lit3r_index_builds_and_searches_the_kind_the_settings_name(tmp_path, ha
     assert in_paper and all(h.paper_id == "c" for h in in_paper)
     with pytest.raises(IndexNotBuiltError):  # the flat default is another key, not built here
         CorpusIndex.open(Settings(home=settings.home))
+
+
+def test_small_searches_run_faiss_on_one_thread_and_restore_the_count(data):
+    ids, vectors, queries, exact = data
+    before = faiss.omp_get_max_threads()
+    seen = []
+    with dense_search.faiss_threads(1):
+        seen.append(faiss.omp_get_max_threads())
+    with dense_search.faiss_threads(dense_search.SMALL_BATCH):
+        seen.append(faiss.omp_get_max_threads())
+    assert seen == [1, before] and faiss.omp_get_max_threads() == before
+    assert exact.search_many(queries[:2], 5) == [exact.search(q, 5) for q in queries[:2]]
+    assert faiss.omp_get_max_threads() == before

@@ -26,7 +26,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from lit3r.index.dense_search import Hit, SearchPlan, plan_restricted, top_k_of_rows
+from lit3r.index.dense_search import Hit, SearchPlan, faiss_threads, plan_restricted, top_k_of_rows
 from lit3r.settings import IndexSettings
 
 META_FILE = "lit3r_dense.json"
@@ -38,7 +38,8 @@ _SQ = {"fp32": "Flat", "fp16": "SQfp16", "int8": "SQ8"}
 IVF_POINTS_PER_LIST = 50
 """Training vectors per IVF list (FAISS asks for at least 39); more are sampled away."""
 IVF_TRAIN_ITERATIONS = 10
-"""k-means iterations when training IVF lists (FAISS's default is 25; 10 changed recall by < 0.01 here)."""
+"""Spherical k-means iterations for the IVF lists (FAISS's default is 25; on the QASPER vectors 10 gave the
+same recall within 0.01, docs/BENCHMARKS.md)."""
 
 
 def normalize(vectors: np.ndarray, dim: int | None = None) -> np.ndarray:
@@ -181,6 +182,10 @@ class DenseIndex:
         queries = normalize(query_vecs, self.dim)
         if k <= 0 or not self.ids:
             return [[] for _ in queries]
+        with faiss_threads(len(queries)):
+            return self._search(queries, k, allowed)
+
+    def _search(self, queries: np.ndarray, k: int, allowed: set[str] | None) -> list[list[Hit]]:
         if allowed is None:
             k = min(k, len(self.ids))
             scores, rows = self._index.search(queries, k, params=self._params(k, len(self.ids)))
@@ -283,6 +288,7 @@ def _new_index(dim: int, settings: IndexSettings, count: int) -> faiss.Index:
         index.hnsw.efConstruction = settings.hnsw_ef_construction
     elif settings.dense_kind == "ivf":
         index.cp.niter = IVF_TRAIN_ITERATIONS
+        index.cp.spherical = True  # unit centroids for unit vectors: balanced lists under inner product
         index.cp.seed = 1234
     return index
 

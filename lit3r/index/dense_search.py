@@ -13,9 +13,11 @@ exact, and the filtered search keeps about the unrestricted recall (docs/BENCHMA
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
+import faiss
 import numpy as np
 
 from lit3r.settings import IndexSettings
@@ -23,6 +25,28 @@ from lit3r.settings import IndexSettings
 Hit = tuple[str, float]
 SCAN_BLOCK = 16384
 """Rows read back and scored at a time by an exact scan (bounds its memory to a block of vectors)."""
+SMALL_BATCH = 16
+"""Searches of fewer queries than this run FAISS on one thread (see :func:`faiss_threads`)."""
+
+
+@contextmanager
+def faiss_threads(queries: int) -> Iterator[None]:
+    """Run FAISS single-threaded for a small batch of queries, restoring the thread count after.
+
+    One query has nothing to share between threads, but FAISS's OpenMP regions still wait for every
+    thread: on two cores busy with other work a flat search of 10,000 vectors took 24 ms with two
+    threads and 0.4 ms with one (docs/BENCHMARKS.md). OpenMP's thread count is per calling thread,
+    so this does not touch searches running in other threads.
+    """
+    if queries >= SMALL_BATCH:
+        yield
+        return
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(previous)
 
 
 @dataclass(frozen=True)
