@@ -190,7 +190,8 @@ class DenseIndex:
             k = min(k, len(self.ids))
             scores, rows = self._index.search(queries, k, params=self._params(k, len(self.ids)))
             return [self._hits(s, r) for s, r in zip(scores, rows, strict=True)]
-        subset = np.array(sorted(self._row[i] for i in allowed if i in self._row), dtype=np.int64)
+        row = self._row
+        subset = np.sort(np.fromiter((row[i] for i in allowed if i in row), dtype=np.int64))
         if len(subset) == 0:
             return [[] for _ in queries]
         k = min(k, len(subset))

@@ -79,23 +79,17 @@ def top_k_of_rows(
 ) -> list[list[tuple[int, float]]]:
     """Exact top ``k`` ``(row, score)`` per query among ``rows``, best first (ties: lower row first).
 
-    ``read(rows)`` returns the stored vectors of ``rows``; they are read and scored a block at a time.
+    ``read(rows)`` returns the stored vectors of ``rows``; they are read and scored a block at a time
+    with FAISS's exact k-NN (inside :func:`faiss_threads`, one thread for a few queries, where a
+    numpy product through a multi-threaded BLAS took 20 ms instead of 1.3 ms on two busy cores).
     """
-    best_rows = [np.zeros(0, dtype=np.int64) for _ in queries]
-    best_scores = [np.zeros(0, dtype=np.float32) for _ in queries]
+    best_rows = np.zeros((len(queries), 0), dtype=np.int64)
+    best_scores = np.zeros((len(queries), 0), dtype=np.float32)
     for start in range(0, len(rows), SCAN_BLOCK):
         block = rows[start : start + SCAN_BLOCK]
-        scores = queries @ read(block).T
-        for q in range(len(queries)):
-            cand_rows = np.concatenate([best_rows[q], block])
-            cand_scores = np.concatenate([best_scores[q], scores[q]])
-            if len(cand_rows) > k:
-                keep = np.argpartition(-cand_scores, k - 1)[:k]
-                # argpartition may cut a tie at the k-th score arbitrarily; keep every row tied with it
-                cut = cand_scores[keep].min()
-                keep = np.flatnonzero(cand_scores >= cut)
-                cand_rows, cand_scores = cand_rows[keep], cand_scores[keep]
-            best_rows[q], best_scores[q] = cand_rows, cand_scores
+        scores, found = faiss.knn(queries, read(block), min(k, len(block)), metric=faiss.METRIC_INNER_PRODUCT)
+        best_rows = np.concatenate([best_rows, block[found]], axis=1)
+        best_scores = np.concatenate([best_scores, scores], axis=1)
     results = []
     for cand_rows, cand_scores in zip(best_rows, best_scores, strict=True):
         order = np.lexsort((cand_rows, -cand_scores))[:k]
