@@ -13,7 +13,7 @@ DEMO_HOME ?= .lit3r-demo
 
 QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz
 
-.PHONY: install install-local demo test lint bench-index bench-retrieval bench-gate clean
+.PHONY: install install-local demo test lint bench-index bench-retrieval bench-gate bench-scale bench-ann-qasper clean
 
 install: $(VENV)/.installed
 
@@ -51,6 +51,19 @@ bench-retrieval: install
 
 bench-gate: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval gate $(QASPER) --json bench-out/gate.json
+
+# The cost curve (docs/BENCHMARKS.md, "Scale"): synthetic QASPER-shaped corpora of SIZES chunks, indexed and
+# queried with lit3r's own classes; JSON in bench-out/, the plot in docs/. 10k,100k take about 15 minutes here.
+SIZES ?= 10k,100k,1M,2M
+bench-scale: install
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_scale.py --qasper $(QASPER) \
+		--sizes $(SIZES) --out bench-out/scale.json --plot docs/scale-curve.png --table
+
+# Recall of the HNSW/IVF/fp16/int8 dense indexes against flat on the real QASPER index (built by bench-retrieval).
+bench-ann-qasper: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_ann_qasper.py --qasper $(QASPER) \
+		--out bench-out/ann-qasper.json
 
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache bench-out
