@@ -104,7 +104,12 @@ class IndexSettings(BaseModel):
         ge=1,
         description="IVF: number of k-means lists; None picks a power of two near 4 x sqrt(vectors) at build time.",
     )
-    ivf_nprobe: int = Field(default=32, ge=1, description="IVF: lists scanned per query.")
+    ivf_nprobe: int | None = Field(
+        default=None,
+        ge=1,
+        description="IVF: lists scanned per query; None scans an eighth of the lists (the recall a fixed count gives "
+        "falls as the list count grows with the corpus).",
+    )
 
     @model_validator(mode="after")
     def _one_dtype(self) -> IndexSettings:

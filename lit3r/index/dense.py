@@ -26,7 +26,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from lit3r.index.dense_search import Hit, SearchPlan, faiss_threads, plan_restricted, top_k_of_rows
+from lit3r.index.dense_search import Hit, SearchPlan, faiss_threads, ivf_probes, plan_restricted, top_k_of_rows
 from lit3r.settings import IndexSettings
 
 META_FILE = "lit3r_dense.json"
@@ -216,7 +216,7 @@ class DenseIndex:
             ef = plan.hnsw_ef if plan else max(self.settings.hnsw_ef_search, k)
             return faiss.SearchParametersHNSW(efSearch=int(min(ef, total)), sel=selector)
         if self.kind == "ivf":
-            nprobe = plan.ivf_nprobe if plan else min(self.settings.ivf_nprobe, self._lists())
+            nprobe = plan.ivf_nprobe if plan else ivf_probes(self.settings, self._lists())
             return faiss.SearchParametersIVF(nprobe=int(nprobe), sel=selector)
         return None if selector is None else faiss.SearchParameters(sel=selector)
 

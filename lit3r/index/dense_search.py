@@ -49,6 +49,16 @@ def faiss_threads(queries: int) -> Iterator[None]:
         faiss.omp_set_num_threads(previous)
 
 
+IVF_DEFAULT_SHARE = 8
+"""Without ``ivf_nprobe``, an IVF search scans one list in this many."""
+
+
+def ivf_probes(settings: IndexSettings, nlist: int) -> int:
+    """Lists an IVF search scans: ``ivf_nprobe``, or an eighth of the lists, and never more than there are."""
+    wanted = settings.ivf_nprobe or math.ceil(nlist / IVF_DEFAULT_SHARE)
+    return max(1, min(wanted, nlist))
+
+
 @dataclass(frozen=True)
 class SearchPlan:
     """What a restricted search does: an exact scan of the allowed rows, or a widened filtered search."""
@@ -69,7 +79,7 @@ def plan_restricted(
         ef = min(total, math.ceil(max(settings.hnsw_ef_search, k) / share))
         return SearchPlan(exact=allowed <= ef * settings.hnsw_m, hnsw_ef=ef)
     if settings.dense_kind == "ivf":
-        nprobe = min(nlist, math.ceil(settings.ivf_nprobe / share))
+        nprobe = min(nlist, math.ceil(ivf_probes(settings, nlist) / share))
         return SearchPlan(exact=allowed <= nprobe * total / nlist, ivf_nprobe=nprobe)
     return SearchPlan(exact=False)
 
