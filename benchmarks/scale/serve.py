@@ -149,16 +149,22 @@ def _arrays_mb(folder: Path) -> dict[str, float]:
     return {p.name: round(p.stat().st_size / 1e6, 2) for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-SWEEPS = {"hnsw": ("hnsw_ef_search", (128, 256, 512, 1024)), "ivf": ("ivf_nprobe", (16, 32, 64, 128, 256))}
-"""Search-time knob values swept for the approximate kinds (with the tuning questions)."""
+HNSW_EF = (128, 256, 512, 1024)
+IVF_SHARES = (64, 32, 16, 8, 4)
+"""Search-time knob values swept for the approximate kinds (with the tuning questions): HNSW efSearch, and IVF
+lists scanned as one in 64, 32, 16, 8 (the default) and 4 of the lists."""
 
 
 def sweep_knob(folder: Path, kind: str, dtype: str, tune: np.ndarray, truth: list[list[str]]) -> list[dict]:
     """Recall@10/@100 and latency of each value of the kind's search knob, on the tuning questions."""
-    if kind not in SWEEPS:
+    if kind == "flat":
         return []
-    knob, values = SWEEPS[kind]
     index = DenseIndex.load(folder, settings=IndexSettings(dense_kind=kind, dense_dtype=dtype))
+    if kind == "hnsw":
+        knob, values = "hnsw_ef_search", HNSW_EF
+    else:
+        lists = index.faiss_index.nlist
+        knob, values = "ivf_nprobe", tuple(dict.fromkeys(max(1, lists // share) for share in IVF_SHARES))
     depth = RetrieverSettings().depth
     out = []
     for value in values:
