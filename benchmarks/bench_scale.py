@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -32,14 +33,15 @@ from lit3r.corpus.parsers.qasper import read_qasper_records
 from lit3r.index.encoders import load_encoder
 from lit3r.settings import Settings, load_settings
 
-from scale import report
+from scale import parts, report
 from scale.indexing import (
     Stopwatch,
     build_generation,
-    build_variant,
+    build_variants,
     exact_truth,
     folder_mb,
     ingest_and_chunk,
+    serve_variants,
     synthetic_vectors,
 )
 from scale.memory import PeakRSS, guard_memory, rss_mb
@@ -80,11 +82,11 @@ def query_set(qasper: Path, settings: Settings, count: int | None, cache: Path, 
     return path
 
 
-def serve(args: argparse.Namespace, mode: str, home: Path, out: Path, *extra: str) -> dict:
-    """Run one measurement in a fresh process (see scale/serve.py) and read its JSON."""
-    command = [sys.executable, str(Path(__file__).resolve()), "serve", mode, "--home", str(home)]
+def run_serve(args: argparse.Namespace, mode: str, folder: Path, out: Path, *extra: str) -> dict:
+    """Run one measurement on the index generation ``folder`` in a fresh process (scale/serve.py); its JSON."""
+    command = [sys.executable, str(Path(__file__).resolve()), "serve", mode, "--folder", str(folder)]
     command += ["--queries", str(args.query_file), "--repeats", str(args.repeats), "--out", str(out), *extra]
-    command += ["--min-free-mb", str(args.min_free_mb)]
+    command += ["--tune-queries", str(args.tune_file), "--min-free-mb", str(args.min_free_mb)]
     subprocess.run(command, check=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
     return json.loads(out.read_text())
 
@@ -94,6 +96,7 @@ def measure_size(args, size: int, profile, model, settings: Settings) -> dict:
     work = args.work / label(size)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    serve = partial(run_serve, args)
     watch = Stopwatch()
     with watch.step("generate_records"):
         made = write_records(
@@ -110,23 +113,12 @@ def measure_size(args, size: int, profile, model, settings: Settings) -> dict:
         queries = np.load(args.query_file)["vectors"]
         truth = exact_truth(generation, queries, 100, args.seed, np.load(args.tune_file)["vectors"])
         (work / "truth.json").write_text(json.dumps(truth))
-        variants = {}
-        for spec in args.variants.split(","):
-            kind, dtype = spec.split(":")
-            folder = (
-                generation / "dense"
-                if (kind, dtype) == ("flat", "fp32")
-                else work / "variants" / spec.replace(":", "-")
-            )
-            if (kind, dtype) != ("flat", "fp32"):
-                variants[spec] = build_variant(chunk_ids, chunk_vecs, kind, dtype, folder)
-            else:
-                variants[spec] = {"build_s": watch.steps["dense"]["s"], "disk_mb": folder_mb(folder)}
-            variants[spec]["folder"] = str(folder)
+        variants = build_variants(args.variants, chunk_ids, chunk_vecs, generation, work, watch)
         del chunk_vecs
     result = {
         "size": size,
         "label": label(size),
+        "mode": "full",
         "made": {**made, "references_resolved": resolved, "text_mb": round(text_chars / 1e6, 1)},
         "steps": watch.steps,
         "build_peak_rss_mb": build_peak.peak_mb,
@@ -136,16 +128,10 @@ def measure_size(args, size: int, profile, model, settings: Settings) -> dict:
         "raw_vectors_mb": round(len(chunk_ids) * model.dim * 4 / 1e6, 1),
         "embed_projection_s": round(len(chunk_ids) / model.chunks_per_s, 0),
     }
-    result["serve"] = serve(
-        args, "pipeline", settings.home, work / "serve.json", "--index-settings", args.index_settings
-    )
-    result["bm25_mmap"] = serve(args, "bm25-mmap", settings.home, work / "mmap.json")
-    for spec, variant in variants.items():
-        kind, dtype = spec.split(":")
-        extra = ("--variant", variant["folder"], "--kind", kind, "--dtype", dtype, "--truth", str(work / "truth.json"))
-        extra += ("--tune-queries", str(args.tune_file))
-        variant.update(serve(args, "dense", settings.home, work / f"dense-{kind}-{dtype}.json", *extra))
-    result["dense_variants"] = variants
+    pipeline = ("--home", str(settings.home), "--index-settings", args.index_settings)
+    result["serve"] = serve("pipeline", generation, work / "serve.json", *pipeline)
+    result["bm25_mmap"] = serve("bm25-mmap", generation, work / "mmap.json")
+    result["dense_variants"] = serve_variants(variants, generation, work, serve)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return result
@@ -177,6 +163,13 @@ def main() -> None:
     parser.add_argument("--embed-sample", type=int, default=1200, help="Real chunks embedded to fit the vectors.")
     parser.add_argument("--variants", default=VARIANTS, help="Dense kind:dtype pairs compared (default: all 7).")
     parser.add_argument("--index-settings", default="{}", help="IndexSettings (JSON) of the pipeline's dense index.")
+    parser.add_argument(
+        "--full-max",
+        type=parse_size,
+        default=1_000_000,
+        help="Largest size run through ingest, the chunker and the whole serving pipeline (default 1M); larger "
+        "sizes measure the index parts only (scale/parts.py), as the whole does not fit in 24 GB.",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--topic-share", type=float, default=0.5, help="Share of a chunk's words from its topic.")
     parser.add_argument("--refs-mean", type=float, default=20.0, help="Mean corpus references per paper.")
@@ -208,7 +201,11 @@ def main() -> None:
     }
     for size in sizes:
         print(f"bench_scale: {label(size)} chunks", file=sys.stderr, flush=True)
-        document["sizes"].append(measure_size(args, size, profile, model, settings))
+        if size <= args.full_max:
+            document["sizes"].append(measure_size(args, size, profile, model, settings))
+        else:
+            serve = partial(run_serve, args)
+            document["sizes"].append(parts.measure(args, size, profile, model, settings, serve, label(size)))
         document["elapsed_s"] = round(time.perf_counter() - started, 1)
         document["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -126,6 +126,30 @@ def build_generation(settings: Settings, papers, chunks, hashes, paper_vecs, chu
     return layout.publish(folder)
 
 
+def build_variants(specs: str, chunk_ids, chunk_vecs, generation: Path, work: Path, watch: Stopwatch) -> dict:
+    """Every ``kind:dtype`` of ``specs`` built from the same vectors; flat:fp32 is the generation's own index."""
+    variants = {}
+    for spec in specs.split(","):
+        kind, dtype = spec.split(":")
+        if (kind, dtype) == ("flat", "fp32"):
+            folder = generation / "dense"
+            variants[spec] = {"build_s": watch.steps["dense"]["s"], "disk_mb": folder_mb(folder)}
+        else:
+            folder = work / "variants" / f"{kind}-{dtype}"
+            variants[spec] = build_variant(chunk_ids, chunk_vecs, kind, dtype, folder)
+        variants[spec]["folder"] = str(folder)
+    return variants
+
+
+def serve_variants(variants: dict, generation: Path, work: Path, serve) -> dict:
+    """Memory, latency, recall and the knob sweep of every variant, each in its own serving process."""
+    for spec, variant in variants.items():
+        kind, dtype = spec.split(":")
+        extra = ("--variant", variant["folder"], "--kind", kind, "--dtype", dtype, "--truth", str(work / "truth.json"))
+        variant.update(serve("dense", generation, work / f"dense-{kind}-{dtype}.json", *extra))
+    return variants
+
+
 def build_variant(chunk_ids, chunk_vecs, kind: str, dtype: str, folder: Path) -> dict:
     """One more dense index of the same vectors (another kind or storage type): build seconds, size."""
     start = time.perf_counter()

@@ -13,6 +13,8 @@ STAGES = [
     ("relate", "Relate"),
     ("retrieve_subquery", "one subquery"),
 ]
+NOT_BUILD = ("generate_records", "generate_texts", "ingest", "chunk", "draw_vectors")
+"""Steps that are not index building: drawing the synthetic corpus, and ingest and chunking (their own columns)."""
 PARTS = ["papers", "chunks", "bm25_chunks", "bm25_papers", "dense", "paper_vectors", "citations", "query_encoder"]
 
 
@@ -34,13 +36,15 @@ def tables(doc: dict) -> str:
     ]
     for s in sizes:
         steps = s["steps"]
-        build = sum(steps[k]["s"] for k in steps if k not in ("generate_records", "ingest", "chunk", "draw_vectors"))
-        ingest = steps["ingest"]["s"]
+        build = sum(v["s"] for k, v in steps.items() if k not in NOT_BUILD)
+        ingest = steps.get("ingest", {}).get("s")
+        ingest_cell = "parts only" if ingest is None else f"{ingest:.1f} ({s['size'] / ingest:,.0f})"
+        chunk = steps.get("chunk", {}).get("s")
         out.append(
-            f"| {s['label']} | {s['made']['papers']:,} | {ingest:.1f} ({s['size'] / ingest:,.0f}) "
-            f"| {steps['chunk']['s']:.1f} | {build:.1f} | {steps['bm25_chunks']['s']:.1f} / "
-            f"{steps['bm25_papers']['s']:.1f} / {steps['dense']['s']:.1f} | {_gb(sum(s['disk_mb'].values()))} "
-            f"| {_gb(s['build_peak_rss_mb'])} | {_duration(s['embed_projection_s'])} |"
+            f"| {s['label']} | {s['made']['papers']:,} | {ingest_cell} | {'—' if chunk is None else f'{chunk:.1f}'} "
+            f"| {build:.1f} | {steps['bm25_chunks']['s']:.1f} / {steps['bm25_papers']['s']:.1f} / "
+            f"{steps['dense']['s']:.1f} | {_gb(sum(s['disk_mb'].values()))} | {_gb(s['build_peak_rss_mb'])} "
+            f"| {_duration(s['embed_projection_s'])} |"
         )
     out += [
         "",
@@ -49,13 +53,16 @@ def tables(doc: dict) -> str:
     ]
     for s in sizes:
         stages = s["serve"]["stages"]
-        cells = [_ms(stages[key]) for key, _ in STAGES] + [_ms(stages["encode_query"])]
+        cells = [_ms(stages[key]) if key in stages else "—" for key, _ in STAGES] + [_ms(stages["encode_query"])]
         out.append(f"| {s['label']} | " + " | ".join(cells) + " |")
     out += ["", "| chunks | " + " | ".join(PARTS) + " | serving process |", "|---|" + "---|" * (len(PARTS) + 1)]
     for s in sizes:
         parts = s["serve"]["parts"]
-        cells = [f"{parts[p]['rss_mb']:,.0f}" for p in PARTS]
-        out.append(f"| {s['label']} | " + " | ".join(cells) + f" | {s['serve']['rss_end']['rss_mb']:,.0f} |")
+        cells = [f"{parts[p]['rss_mb']:,.0f}" if p in parts else "—" for p in PARTS]
+        total = s["serve"]["rss_end"]["rss_mb"]
+        out.append(
+            f"| {s['label']} | " + " | ".join(cells) + f" | {total:,.0f}{' (parts)' if 'papers' not in parts else ''} |"
+        )
     out += ["", "| chunks | Relate: paper vectors | coupling | paper BM25 (1,200-char query) |", "|---|---|---|---|"]
     for s in sizes:
         st = s["serve"]["stages"]
@@ -125,18 +132,24 @@ def plot(doc: dict, path: Path) -> None:
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     ax = axes[0][0]
     for key, name in STAGES:
-        ax.plot(x, [s["serve"]["stages"][key]["median_ms"] for s in sizes], marker="o", label=name)
+        points = [(s["size"], s["serve"]["stages"][key]["median_ms"]) for s in sizes if key in s["serve"]["stages"]]
+        ax.plot(*zip(*points, strict=True), marker="o", label=name)
     ax.set(title="Query latency by stage (median)", ylabel="ms per query")
     ax = axes[0][1]
     for part in PARTS:
-        ax.plot(x, [max(s["serve"]["parts"][part]["rss_mb"], 0.1) for s in sizes], marker="o", label=part)
-    ax.plot(x, [s["serve"]["rss_end"]["rss_mb"] for s in sizes], "k--", marker="s", label="serving process")
+        points = [
+            (s["size"], max(s["serve"]["parts"][part]["rss_mb"], 0.1)) for s in sizes if part in s["serve"]["parts"]
+        ]
+        ax.plot(*zip(*points, strict=True), marker="o", label=part)
+    full = [(s["size"], s["serve"]["rss_end"]["rss_mb"]) for s in sizes if s.get("mode", "full") == "full"]
+    ax.plot(*zip(*full, strict=True), "k--", marker="s", label="serving process (whole pipeline)")
     ax.set(title="Resident memory of the serving process, by part", ylabel="MB")
     ax = axes[1][0]
     names = sorted({p for s in sizes for p in s["disk_mb"]} - {"manifest.json"})
     for name in names:
         ax.plot(x, [max(s["disk_mb"].get(name, 0), 0.01) for s in sizes], marker="o", label=name)
-    ax.plot(x, [s["steps"]["ingest"]["s"] for s in sizes], "k:", marker="^", label="ingest seconds")
+    ingest = [(s["size"], s["steps"]["ingest"]["s"]) for s in sizes if "ingest" in s["steps"]]
+    ax.plot(*zip(*ingest, strict=True), "k:", marker="^", label="ingest seconds")
     ax.set(title="Index on disk by part (MB); ingest time (s)", ylabel="MB or s")
     ax = axes[1][1]
     for spec in sizes[-1]["dense_variants"]:

@@ -35,6 +35,7 @@ from lit3r.tools.retrieve import retrieve_subquery
 
 from scale.indexing import RESTRICTIONS, allowed_chunks
 from scale.memory import rss_mb
+from scale.parts import PartsIndex
 
 
 def summary(samples_ms: list[float]) -> dict[str, float]:
@@ -77,7 +78,7 @@ def serve_pipeline(home: Path, index_settings: dict, texts: list[str], vectors: 
         "query_encoder": load_part(lambda: index.encoder.encode_queries(["warm up"])),
     }
     reranker = LexicalReranker(settings.bm25)
-    paper_of = {c.id: c.paper_id for c in index.chunks}
+    paper_of = {c.id: c.paper_id for c in index.chunks}.__getitem__
     stages: dict[str, list[float]] = {}
     for text in texts:  # warm the query-vector cache: encoding has its own row
         retrieve_subquery(index, text, reranker, retriever)
@@ -108,9 +109,10 @@ def _time_stages(index, text, vector, reranker, retriever, paper_of, stages: dic
     paper_bm25 = lap("bm25_papers", lambda: index.bm25_papers.search(text, depth))
     dense = lap("dense", lambda: index.dense.search(vector, depth))
     fused = lap("fusion", lambda: _fuse(chunk_bm25, paper_bm25, dense, paper_of, retriever.rrf_k))
-    candidates = [c for c, _ in fusion.rrf([[c for c, _ in chunk_bm25], [c for c, _ in dense]])]
-    passages = [index.chunk_by_id[c].text for c in candidates[: retriever.rerank_candidates]]
-    lap("rerank", lambda: reranker.score(text, passages))
+    if reranker is not None:
+        candidates = [c for c, _ in fusion.rrf([[c for c, _ in chunk_bm25], [c for c, _ in dense]])]
+        passages = [index.chunk_by_id[c].text for c in candidates[: retriever.rerank_candidates]]
+        lap("rerank", lambda: reranker.score(text, passages))
     seed = fused[0][0]
     lap("relate", lambda: relate.ranking_b(index, [seed], retriever))
     lap("relate_paper_vectors", lambda: relate.vector_neighbours(index, seed, retriever.relate_depth))
@@ -118,18 +120,52 @@ def _time_stages(index, text, vector, reranker, retriever, paper_of, stages: dic
     lap("relate_bm25", lambda: relate.bm25_neighbours(index, seed, retriever.relate_seed_chars, depth))
     if encode:
         lap("encode_query", lambda: index.encoder.encoder.encode_queries([text]))
-    lap("retrieve_subquery", lambda: retrieve_subquery(index, text, reranker, retriever))
+    if reranker is not None:
+        lap("retrieve_subquery", lambda: retrieve_subquery(index, text, reranker, retriever))
 
 
 def _fuse(chunk_bm25, paper_bm25, dense, paper_of, k):
     """Chunk hits to paper rankings (each paper at its best chunk), then equal-weight RRF of the three."""
-    by_chunks = fusion.best_chunk_per_paper([(c, paper_of[c]) for c, _ in chunk_bm25])
-    by_dense = fusion.best_chunk_per_paper([(c, paper_of[c]) for c, _ in dense])
+    by_chunks = fusion.best_chunk_per_paper([(c, paper_of(c)) for c, _ in chunk_bm25])
+    by_dense = fusion.best_chunk_per_paper([(c, paper_of(c)) for c, _ in dense])
     return fusion.rrf([by_chunks, [p for p, _ in paper_bm25], by_dense], k=k)
 
 
-def serve_bm25_mmap(home: Path, texts: list[str], repeats: int) -> dict:
-    folder = CorpusIndex.open(Settings(home=home)).folder / "bm25_chunks"
+def serve_parts(folder: Path, texts: list[str], vectors: np.ndarray, repeats: int) -> dict:
+    """The parts' memory and every stage that needs no chunk text: all but rerank and a whole subquery."""
+    retriever = RetrieverSettings()
+    start = rss_mb()
+    index = PartsIndex(folder)
+    parts = {
+        "paper_openings": load_part(lambda: index.openings),
+        "bm25_chunks": load_part(lambda: index.bm25_chunks),
+        "bm25_papers": load_part(lambda: index.bm25_papers),
+        "dense": load_part(lambda: index.dense),
+        "paper_vectors": load_part(lambda: index.paper_vectors),
+        "citations": load_part(lambda: index.citations),
+        "query_encoder": load_part(lambda: index.encoder.encode_queries(["warm up"])),
+    }
+    stages: dict[str, list[float]] = {}
+    for repeat in range(repeats):
+        for text, vector in zip(texts, vectors, strict=True):
+            _time_stages(index, text, vector, None, retriever, _paper_of_id, stages, encode=repeat == 0)
+    return {
+        "rss_start": start,
+        "rss_end": rss_mb(),
+        "parts": parts,
+        "stages": {name: summary(ms) for name, ms in stages.items()},
+        "depth": retriever.depth,
+        "dense": {"kind": index.dense.kind, "dtype": index.dense.dtype},
+    }
+
+
+def _paper_of_id(chunk: str) -> str:
+    """A chunk id's paper (ids are '<paper id>::c<n>')."""
+    return chunk.split("::")[0]
+
+
+def serve_bm25_mmap(generation: Path, texts: list[str], repeats: int) -> dict:
+    folder = generation / "bm25_chunks"
     depth = RetrieverSettings().depth
     loaded: dict = {}
     gc.collect()
@@ -220,8 +256,9 @@ def _recall(found: list[list[str]], expected: list[list[str]], k: int) -> float:
 
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="bench_scale.py serve")
-    parser.add_argument("mode", choices=["pipeline", "bm25-mmap", "dense"])
-    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("mode", choices=["pipeline", "parts", "bm25-mmap", "dense"])
+    parser.add_argument("--folder", type=Path, required=True, help="The index generation (or parts) folder.")
+    parser.add_argument("--home", type=Path, help="pipeline mode: the lit3r home of the generation")
     parser.add_argument("--queries", type=Path, required=True, help="npz with 'texts' and 'vectors'")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--index-settings", default="{}", help="IndexSettings as JSON (pipeline mode)")
@@ -236,8 +273,10 @@ def main(argv: list[str]) -> None:
     texts, vectors = [str(t) for t in queries["texts"]], queries["vectors"]
     if args.mode == "pipeline":
         result = serve_pipeline(args.home, json.loads(args.index_settings), texts, vectors, args.repeats)
+    elif args.mode == "parts":
+        result = serve_parts(args.folder, texts, vectors, args.repeats)
     elif args.mode == "bm25-mmap":
-        result = serve_bm25_mmap(args.home, texts, args.repeats)
+        result = serve_bm25_mmap(args.folder, texts, args.repeats)
     else:
         truth = json.loads(args.truth.read_text())
         result = serve_dense(args.variant, args.kind, args.dtype, vectors, truth, args.repeats)

@@ -29,6 +29,7 @@ exactly the synthetic chunks.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,50 +123,83 @@ def paper_id(number: int) -> str:
     return f"syn-{number:07d}"
 
 
+@dataclass
+class SyntheticPaper:
+    """One synthetic paper: its chunks (type, text; the title-abstract chunk's text is the abstract) and citations."""
+
+    number: int
+    title: str
+    chunks: list[tuple[str, str]]
+    cited: list[int]
+    """Numbers of the corpus papers it cites."""
+    outside: list[str]
+    """Titles of cited works outside the corpus."""
+
+    @property
+    def id(self) -> str:
+        return paper_id(self.number)
+
+
+class SyntheticCorpus:
+    """The corpus of ``n`` chunks; iterate it once for its papers, in order."""
+
+    def __init__(self, profile: CorpusProfile, n: int, *, seed: int, topic_share: float, refs_mean: float) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.layout = plan(profile, n, self.rng)
+        self.source = WordSource(profile, self.rng, topic_share)
+        self.refs_mean = refs_mean
+        self.titles = [f"{self.source.phrase(int(t), 9)} {letters(i, 'p')}" for i, t in enumerate(self.layout.topics)]
+        popularity = self.rng.permutation(len(self.titles))
+        self.cdf = np.cumsum(1.0 / (popularity + 10.0))
+        self.cdf /= self.cdf[-1]  # what rng.choice(p=...) computes on every call, computed once
+        self.references = 0
+
+    def __iter__(self) -> Iterator[SyntheticPaper]:
+        rng, count = self.rng, len(self.titles)
+        for number, (topic, types) in enumerate(zip(self.layout.topics.tolist(), self.layout.chunk_types, strict=True)):
+            cited = np.unique(self.cdf.searchsorted(rng.random(min(count, rng.poisson(self.refs_mean))), side="right"))
+            cited = cited[cited != number]
+            outside = [f"outside work {letters(int(j), 'w')} {number}" for j in range(rng.poisson(self.refs_mean))]
+            chunks = [(chunk_type, self.source.text(topic, chunk_type)) for chunk_type in types]
+            self.references += len(cited)
+            yield SyntheticPaper(number, self.titles[number], chunks, cited.tolist(), outside)
+
+    def summary(self) -> dict:
+        return {
+            "papers": len(self.titles),
+            "chunks": self.layout.chunks,
+            "corpus_references": self.references,
+            "new_words": self.source.new_words,
+            "tokens": self.source.tokens,
+        }
+
+
 def write_records(
     profile: CorpusProfile, n: int, folder: Path, *, seed: int, topic_share: float, refs_mean: float
 ) -> dict:
     """Write a corpus of ``n`` chunks as paper records under ``folder``; returns what was made."""
-    rng = np.random.default_rng(seed)
-    layout = plan(profile, n, rng)
-    source = WordSource(profile, rng, topic_share)
-    count = len(layout.topics)
-    titles = [f"{source.phrase(int(t), 9)} {letters(i, 'p')}" for i, t in enumerate(layout.topics)]
-    popularity = rng.permutation(count)
-    weights = 1.0 / (popularity + 10.0)
-    weights /= weights.sum()
     folder.mkdir(parents=True, exist_ok=True)
-    references = 0
+    corpus = SyntheticCorpus(profile, n, seed=seed, topic_share=topic_share, refs_mean=refs_mean)
     handle = None
-    for number, (topic, types) in enumerate(zip(layout.topics.tolist(), layout.chunk_types, strict=True)):
-        if number % PAPERS_PER_FILE == 0:
+    for paper in corpus:
+        if paper.number % PAPERS_PER_FILE == 0:
             if handle:
                 handle.close()
-            handle = (folder / f"papers-{number // PAPERS_PER_FILE:05d}.jsonl").open("w", encoding="utf-8")
-        cited = np.unique(rng.choice(count, size=min(count, rng.poisson(refs_mean)), p=weights))
-        cited = cited[cited != number]
-        outside = [f"outside work {letters(int(j), 'w')} {number}" for j in range(rng.poisson(refs_mean))]
-        references += len(cited)
-        record = _record(number, titles[number], topic, types, source)
-        record["references"] = [{"title": titles[j]} for j in cited.tolist()] + [{"title": t} for t in outside]
+            handle = (folder / f"papers-{paper.number // PAPERS_PER_FILE:05d}.jsonl").open("w", encoding="utf-8")
+        record = _record(paper)
+        cited = [{"title": corpus.titles[j]} for j in paper.cited]
+        record["references"] = cited + [{"title": t} for t in paper.outside]
         handle.write(json.dumps(record) + "\n")
     if handle:
         handle.close()
-    return {
-        "papers": count,
-        "chunks": layout.chunks,
-        "corpus_references": references,
-        "new_words": source.new_words,
-        "tokens": source.tokens,
-    }
+    return corpus.summary()
 
 
-def _record(number: int, title: str, topic: int, types: list[str], source: WordSource) -> dict:
-    abstract = source.text(topic, "title_abstract")
-    record: dict = {"id": paper_id(number), "title": title, "abstract": abstract, "sections": []}
+def _record(paper: SyntheticPaper) -> dict:
+    """A paper record (lit3r/corpus/parsers/records.py) whose structural chunks are exactly ``paper.chunks``."""
+    record: dict = {"id": paper.id, "title": paper.title, "abstract": paper.chunks[0][1], "sections": []}
     tables, figures = [], []
-    for ordinal, chunk_type in enumerate(types[1:], start=1):
-        text = source.text(topic, chunk_type)
+    for ordinal, (chunk_type, text) in enumerate(paper.chunks[1:], start=1):
         if chunk_type == "table":
             tables.append({"id": f"Table {len(tables) + 1}", "caption": text})
         elif chunk_type == "figure":
