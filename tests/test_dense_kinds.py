@@ -62,10 +62,17 @@ def data():
     return ids, vectors, queries, exact
 
 
+@pytest.fixture(scope="module")
+def built(data):
+    """One index per kind and storage type over ``data`` (HNSW builds dominate this module's time)."""
+    ids, vectors, _, _ = data
+    return {(k, d): DenseIndex.build(ids, vectors, settings=_settings(k, d)) for k, d in KINDS}
+
+
 @pytest.mark.parametrize(("kind", "dtype"), KINDS)
-def test_each_kind_is_the_faiss_index_it_names_and_finds_the_exact_neighbours(data, kind, dtype):
+def test_each_kind_is_the_faiss_index_it_names_and_finds_the_exact_neighbours(data, built, kind, dtype):
     ids, vectors, queries, exact = data
-    index = DenseIndex.build(ids, vectors, settings=_settings(kind, dtype))
+    index = built[(kind, dtype)]
     assert type(index.faiss_index).__name__ == FAISS_CLASS[(kind, dtype)]
     assert (index.kind, index.dtype, len(index)) == (kind, dtype, len(ids))
     truth = exact.search_many(queries, 10)
@@ -81,7 +88,7 @@ def test_each_kind_is_the_faiss_index_it_names_and_finds_the_exact_neighbours(da
 
 @pytest.mark.parametrize(("kind", "dtype"), KINDS)
 def test_index_memory_is_at_most_one_and_a_half_times_the_raw_vectors(kind, dtype):
-    ids, vectors = _clustered(4000, dim=384)
+    ids, vectors = _clustered(600, dim=384)  # the graph and list overheads are per vector
     index = DenseIndex.build(ids, vectors, settings=_settings(kind, dtype))
     raw = vectors.size * 4
     size = len(faiss.serialize_index(index.faiss_index))  # what the index holds in memory, vectors and graph
@@ -90,9 +97,9 @@ def test_index_memory_is_at_most_one_and_a_half_times_the_raw_vectors(kind, dtyp
 
 
 @pytest.mark.parametrize(("kind", "dtype"), KINDS)
-def test_restricted_search_returns_only_allowed_ids_on_both_paths(data, monkeypatch, kind, dtype):
+def test_restricted_search_returns_only_allowed_ids_on_both_paths(data, built, monkeypatch, kind, dtype):
     ids, vectors, queries, exact = data
-    index = DenseIndex.build(ids, vectors, settings=_settings(kind, dtype))
+    index = built[(kind, dtype)]
     small = {ids[r] for r in range(0, 3000, 97)} | {"not-in-index"}  # 31 rows: always scored exactly
     truth = exact.search_many(queries, 10, allowed=small)
     found = index.search_many(queries, 10, allowed=small)
@@ -107,10 +114,10 @@ def test_restricted_search_returns_only_allowed_ids_on_both_paths(data, monkeypa
 
 
 @pytest.mark.parametrize(("kind", "dtype"), KINDS)
-def test_save_load_keeps_kind_results_and_vectors(data, tmp_path, kind, dtype):
+def test_save_load_keeps_kind_results_and_vectors(data, built, tmp_path, kind, dtype):
     ids, vectors, queries, _ = data
-    settings = _settings(kind, dtype, hnsw_ef_search=64, ivf_nprobe=8)
-    index = DenseIndex.build(ids, vectors, settings=settings)
+    settings = _settings(kind, dtype)
+    index = built[(kind, dtype)]
     index.save(tmp_path)
     loaded = DenseIndex.load(tmp_path, settings=settings)
     assert (loaded.kind, loaded.dtype, loaded.ids) == (kind, dtype, ids)
