@@ -11,7 +11,8 @@ fresh process that only serves queries (:mod:`scale.serve`): the memory of every
 latency of every retrieval stage over real QASPER questions (median and p95 over queries and
 repeats), the chunk BM25 index memory-mapped, and every dense index variant (flat, HNSW, IVF x
 fp32, fp16, int8) with its recall@10 and @100 against the exact flat search. Results go to one JSON
-document (rewritten after every size) and a plot; ``--table`` prints the markdown tables.
+document (rewritten after every size) and a plot; ``--table`` prints the markdown tables, and
+``bench_scale.py report RUN.json... --plot PNG`` renders them again from one or more runs.
 """
 
 from __future__ import annotations
@@ -145,6 +146,8 @@ def main() -> None:
         floor = argv.index("--min-free-mb")
         guard_memory(float(argv[floor + 1]))
         return serve_module.main(argv[:floor] + argv[floor + 2 :])
+    if len(sys.argv) > 1 and sys.argv[1] == "report":
+        return report_only(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--qasper", type=Path, required=True, help="The QASPER file the corpus is modelled on.")
     parser.add_argument("--sizes", default="10k,100k,1M,2M", help="Corpus sizes in chunks (default %(default)s).")
@@ -214,6 +217,19 @@ def main() -> None:
         report.plot(document, args.plot)
     if args.table:
         print(report.tables(document))
+
+
+def report_only(argv: list[str]) -> None:
+    """``bench_scale.py report RUN.json... [--plot PNG]``: the tables (and plot) of one or more runs' sizes."""
+    parser = argparse.ArgumentParser(prog="bench_scale.py report")
+    parser.add_argument("runs", type=Path, nargs="+", help="JSON documents written by bench_scale.py --out")
+    parser.add_argument("--plot", type=Path)
+    args = parser.parse_args(argv)
+    documents = [json.loads(path.read_text()) for path in args.runs]
+    merged = {**documents[0], "sizes": sorted((s for d in documents for s in d["sizes"]), key=lambda s: s["size"])}
+    if args.plot:
+        report.plot(merged, args.plot)
+    print(report.tables(merged))
 
 
 if __name__ == "__main__":

@@ -128,7 +128,6 @@ def plot(doc: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     sizes = doc["sizes"]
-    x = [s["size"] for s in sizes]
     fig, axes = plt.subplots(2, 2, figsize=(12, 9))
     ax = axes[0][0]
     for key, name in STAGES:
@@ -147,19 +146,23 @@ def plot(doc: dict, path: Path) -> None:
     ax = axes[1][0]
     names = sorted({p for s in sizes for p in s["disk_mb"]} - {"manifest.json"})
     for name in names:
-        ax.plot(x, [max(s["disk_mb"].get(name, 0), 0.01) for s in sizes], marker="o", label=name)
+        having = [s for s in sizes if name in s["disk_mb"]]
+        ax.plot([s["size"] for s in having], [max(s["disk_mb"][name], 0.01) for s in having], marker="o", label=name)
     ingest = [(s["size"], s["steps"]["ingest"]["s"]) for s in sizes if "ingest" in s["steps"]]
     ax.plot(*zip(*ingest, strict=True), "k:", marker="^", label="ingest seconds")
     ax.set(title="Index on disk by part (MB); ingest time (s)", ylabel="MB or s")
     ax = axes[1][1]
-    for spec in sizes[-1]["dense_variants"]:
+    specs = dict.fromkeys(spec for s in sizes for spec in s["dense_variants"])
+    for spec in specs:
+        having = [s for s in sizes if spec in s["dense_variants"]]
+        last = having[-1]["dense_variants"][spec]["all"]
         ax.plot(
-            x,
-            [s["dense_variants"][spec]["all"]["median_ms"] for s in sizes],
+            [s["size"] for s in having],
+            [s["dense_variants"][spec]["all"]["median_ms"] for s in having],
             marker="o",
-            label=f"{spec} (recall@100 {sizes[-1]['dense_variants'][spec]['all']['recall@100']:.2f})",
+            label=f"{spec} (recall@100 {last['recall@100']:.2f} at {having[-1]['label']})",
         )
-    ax.set(title=f"Dense search, k=100 (recall at {sizes[-1]['label']})", ylabel="ms per query")
+    ax.set(title="Dense search, k=100, one query (median)", ylabel="ms per query")
     for ax in axes.flat:
         ax.set_xscale("log")
         ax.set_yscale("log")
