@@ -50,6 +50,8 @@ from scale.real import build_profile, fit_vectors
 from scale.synth import write_records
 
 VARIANTS = "flat:fp32,flat:fp16,flat:int8,hnsw:fp32,hnsw:int8,ivf:fp32,ivf:int8"
+VARIANTS_LARGE = "flat:fp32,flat:int8,hnsw:int8,ivf:int8"
+LARGE = 1_000_000
 
 
 def parse_size(text: str) -> int:
@@ -83,6 +85,10 @@ def query_set(qasper: Path, settings: Settings, count: int | None, cache: Path, 
     return path
 
 
+def variants_for(args: argparse.Namespace, size: int) -> str:
+    return args.variants_large if size >= LARGE else args.variants
+
+
 def run_serve(args: argparse.Namespace, mode: str, folder: Path, out: Path, *extra: str) -> dict:
     """Run one measurement on the index generation ``folder`` in a fresh process (scale/serve.py); its JSON."""
     command = [sys.executable, str(Path(__file__).resolve()), "serve", mode, "--folder", str(folder)]
@@ -114,7 +120,7 @@ def measure_size(args, size: int, profile, model, settings: Settings) -> dict:
         queries = np.load(args.query_file)["vectors"]
         truth = exact_truth(generation, queries, 100, args.seed, np.load(args.tune_file)["vectors"])
         (work / "truth.json").write_text(json.dumps(truth))
-        variants = build_variants(args.variants, chunk_ids, chunk_vecs, generation, work, watch)
+        variants = build_variants(variants_for(args, size), chunk_ids, chunk_vecs, generation, work, watch)
         del chunk_vecs
     result = {
         "size": size,
@@ -165,6 +171,12 @@ def main() -> None:
     )
     parser.add_argument("--embed-sample", type=int, default=1200, help="Real chunks embedded to fit the vectors.")
     parser.add_argument("--variants", default=VARIANTS, help="Dense kind:dtype pairs compared (default: all 7).")
+    parser.add_argument(
+        "--variants-large",
+        default=VARIANTS_LARGE,
+        help="The pairs compared from 1M chunks on, where each HNSW or IVF build takes tens of minutes "
+        "(default %(default)s).",
+    )
     parser.add_argument("--index-settings", default="{}", help="IndexSettings (JSON) of the pipeline's dense index.")
     parser.add_argument(
         "--full-max",
@@ -208,7 +220,8 @@ def main() -> None:
             document["sizes"].append(measure_size(args, size, profile, model, settings))
         else:
             serve = partial(run_serve, args)
-            document["sizes"].append(parts.measure(args, size, profile, model, settings, serve, label(size)))
+            chosen = partial(variants_for, args)
+            document["sizes"].append(parts.measure(args, size, profile, model, settings, serve, label(size), chosen))
         document["elapsed_s"] = round(time.perf_counter() - started, 1)
         document["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         args.out.parent.mkdir(parents=True, exist_ok=True)

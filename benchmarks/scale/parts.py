@@ -78,7 +78,9 @@ def build_parts(
     return chunk_ids, vectors, {**corpus.summary(), "text_mb": round(text_chars / 1e6, 1)}
 
 
-def measure(args, size: int, profile: CorpusProfile, model: VectorModel, settings: Settings, serve, label: str) -> dict:
+def measure(
+    args, size: int, profile: CorpusProfile, model: VectorModel, settings: Settings, serve, label: str, variants_for
+) -> dict:
     """The parts at one size: build (time, peak memory, disk), then the serving measurements and dense variants."""
     work = args.work / label
     shutil.rmtree(work, ignore_errors=True)
@@ -89,7 +91,7 @@ def measure(args, size: int, profile: CorpusProfile, model: VectorModel, setting
         queries = np.load(args.query_file)["vectors"]
         truth = exact_truth(folder, queries, 100, args.seed, np.load(args.tune_file)["vectors"])
         (work / "truth.json").write_text(json.dumps(truth))
-        variants = build_variants(args.variants, chunk_ids, vectors, folder, work, watch)
+        variants = build_variants(variants_for(size), chunk_ids, vectors, folder, work, watch)
         del vectors, chunk_ids
     result = {
         "size": size,
