@@ -178,7 +178,11 @@ class BM25Index:
 
     @classmethod
     def load(cls, folder: Path, mmap: bool = False) -> BM25Index:
-        """Read an index written by :meth:`save`; ``mmap`` memory-maps the arrays instead of reading them."""
+        """Read an index written by :meth:`save`; ``mmap`` memory-maps bm25s' score arrays instead of reading them.
+
+        The tokenised corpus is always memory-mapped: only :meth:`extend` reads it, and reading it into
+        memory cost about a quarter of a chunk index's resident size (docs/BENCHMARKS.md, "Scale").
+        """
         folder = Path(folder)
         meta_path = folder / META_FILE
         if not meta_path.exists():
@@ -187,9 +191,8 @@ class BM25Index:
         if meta.get("format") != FORMAT_VERSION:
             raise ValueError(f"{folder}: BM25 index format {meta.get('format')}, expected {FORMAT_VERSION}")
         retriever = bm25s.BM25.load(folder, mmap=mmap, show_progress=False)
-        mode = "r" if mmap else None
-        tokens = np.load(folder / TOKENS_FILE, mmap_mode=mode)
-        offsets = np.load(folder / OFFSETS_FILE, mmap_mode=mode)
+        tokens = np.load(folder / TOKENS_FILE, mmap_mode="r")
+        offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r")
         return cls(retriever, meta["ids"], BM25Settings(**meta["settings"]), tokens, offsets)
 
 

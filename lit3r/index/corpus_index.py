@@ -86,7 +86,7 @@ class CorpusIndex:
 
     @cached_property
     def dense(self) -> DenseIndex:
-        return DenseIndex.load(self.folder / "dense")
+        return DenseIndex.load(self.folder / "dense", settings=self.settings.index)
 
     @cached_property
     def paper_vectors(self) -> DenseIndex:
