@@ -48,10 +48,21 @@ def ingest(
 
 
 @app.command()
-def index() -> None:
+def index(
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", metavar="ADDRESS", help="Embed on this Ray cluster (its head's HOST:PORT) and shard."),
+    ] = None,
+) -> None:
     """Build or update the indexes for the current settings (only new text is embedded)."""
     from lit3r.index.build import EmptyCorpusError, build_index
 
+    if ray is not None:
+        ray_settings = state.settings.ray.model_copy(update={"address": ray})
+        state.settings = state.settings.model_copy(update={"ray": ray_settings})
+    if state.settings.ray.address:
+        _index_on_ray(state.settings)
+        return
     with CorpusStore(state.settings.home) as store, progress_bar() as bar:
         tasks: dict[str, Any] = {}
 
@@ -72,6 +83,39 @@ def index() -> None:
         f"indexed {report.papers} papers, {report.chunks} chunks "
         f"({report.chunks_embedded} embedded, {report.chunks_reused} reused) in {report.generation}\n{timing}"
     )
+
+
+def _index_on_ray(settings: Settings) -> None:
+    """``lit3r index`` on the Ray cluster at ``settings.ray.address``."""
+    from lit3r.index.build import EmptyCorpusError
+    from lit3r.index.distributed.cluster import ClusterError
+    from lit3r.index.distributed.ingest import build_index_on_ray
+
+    with CorpusStore(settings.home) as store, progress_bar() as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.advance(tasks[stage], done)
+
+        try:
+            report = build_index_on_ray(settings, store, progress=progress)
+        except (EmptyCorpusError, ClusterError) as exc:
+            fail(str(exc))
+    build, shards = report.build, report.shards
+    embedded = report.cluster_embedded
+    out.print(
+        f"indexed {build.papers} papers, {build.chunks} chunks in {build.generation} on the Ray cluster at "
+        f"{report.address} ({report.nodes} nodes, {report.embed_actors} embedding actors): {embedded['chunk']} chunks "
+        f"and {embedded['paper']} papers embedded on the cluster, {report.embedded_here} texts here",
+        highlight=False,
+    )
+    if report.embedded_here:
+        err.print("[yellow]warning:[/] the cluster's chunks differ from this machine's: do all nodes run this lit3r?")
+    done = "up to date" if shards.up_to_date else f"rebuilt {len(shards.rebuilt)}, reused {len(shards.reused)}"
+    timing = ", ".join(f"{k} {v:.1f}" for k, v in {**build.timings, **report.timings}.items() if k.endswith("_s"))
+    out.print(f"{shards.count} shards in {shards.folder} ({done})\n{timing}", highlight=False)
 
 
 @app.command()

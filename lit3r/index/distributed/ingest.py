@@ -1,0 +1,157 @@
+"""``lit3r index --ray``: embed on a Ray cluster, then build the indexes and the search shards.
+
+1. The papers whose texts have no vector yet go through a Ray Data pipeline:
+   the stored records are split into blocks, and a pool of embedding actors
+   (:class:`~lit3r.index.distributed.pipeline.EmbedPapers`, the encoder loaded
+   once per actor) parses, chunks and embeds them. Vectors stream back and are
+   written, batch by batch, into the build's embedding cache (a killed build
+   resumes from them).
+2. The ordinary build (:func:`lit3r.index.build.build_index`) then writes the
+   generation exactly as on one machine, finding every vector in the cache.
+3. The generation is split into shards by paper id, built on the cluster
+   (:mod:`lit3r.index.distributed.shards`).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass, field
+from types import ModuleType
+
+import numpy as np
+
+from lit3r.corpus.store import CorpusStore
+from lit3r.index.build import BuildReport, EmptyCorpusError, build_index
+from lit3r.index.corpus_index import CorpusIndex
+from lit3r.index.distributed.cluster import cluster_cpus, connect
+from lit3r.index.distributed.pipeline import CHUNK, PAPER, EmbedPapers, Precomputed, known_hashes
+from lit3r.index.distributed.shard_build import ShardReport, build_shards
+from lit3r.index.embed_cache import EmbeddingCache, text_hash
+from lit3r.index.encoders import Encoder, load_encoder, load_paper_encoder, paper_text
+from lit3r.index.layout import IndexLayout
+from lit3r.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int | None], None]
+CACHE_FOLDERS = {CHUNK: "chunks", PAPER: "papers"}
+"""The embedding caches :func:`~lit3r.index.build.build_index` reads, under ``IndexLayout.cache``."""
+
+
+@dataclass
+class RayBuildReport:
+    """What a distributed build did: the ordinary build's report plus the cluster's part."""
+
+    build: BuildReport
+    shards: ShardReport
+    address: str
+    nodes: int
+    embed_actors: int = 0
+    cluster_embedded: dict[str, int] = field(default_factory=lambda: {CHUNK: 0, PAPER: 0})
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def embedded_here(self) -> int:
+        """Texts this machine embedded because the cluster did not: 0 unless nodes chunk differently."""
+        return self.build.chunks_embedded + self.build.papers_embedded
+
+
+def build_index_on_ray(settings: Settings, store: CorpusStore, *, progress: Progress | None = None) -> RayBuildReport:
+    """Bring the index for ``settings`` up to date using the Ray cluster at ``settings.ray.address``."""
+    ray = connect(settings.ray)
+    hashes = store.paper_hashes()
+    if not hashes:
+        raise EmptyCorpusError(f"no papers in {store.path}: run `lit3r ingest PATH` first")
+    layout = IndexLayout(settings)
+    current = layout.current()
+    previous = CorpusIndex(current, settings) if current else None
+    timings: dict[str, float] = {}
+    embedded, actors = {CHUNK: 0, PAPER: 0}, 0
+    if previous is None or previous.manifest.get("papers") != hashes:
+        clock = time.perf_counter()
+        layout.root.mkdir(parents=True, exist_ok=True)
+        embedded, actors = _embed_on_cluster(ray, settings, store, layout, previous, progress)
+        timings["cluster_embed_s"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    build = build_index(settings, store, progress=_two_args(progress))
+    timings["build_s"] = time.perf_counter() - clock
+    if build.chunks_embedded or build.papers_embedded:
+        log.warning(
+            "this machine embedded %d chunks and %d papers the cluster did not: do all nodes run this lit3r version?",
+            build.chunks_embedded,
+            build.papers_embedded,
+        )
+    clock = time.perf_counter()
+    shards = build_shards(ray, settings, build.generation, progress=progress)
+    timings["shards_s"] = time.perf_counter() - clock
+    nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+    return RayBuildReport(build, shards, str(settings.ray.address), nodes, actors, embedded, timings)
+
+
+def _two_args(progress: Progress | None) -> Callable[[str, int, int], None] | None:
+    return None if progress is None else (lambda stage, done, total: progress(stage, done, total))
+
+
+def _embed_on_cluster(
+    ray: ModuleType,
+    settings: Settings,
+    store: CorpusStore,
+    layout: IndexLayout,
+    previous: CorpusIndex | None,
+    progress: Progress | None,
+) -> tuple[dict[str, int], int]:
+    """Embed every text without a vector on the cluster, into the build's caches; returns counts and actors."""
+    encoders: dict[str, Encoder] = {
+        CHUNK: load_encoder(settings.embedder),
+        PAPER: load_paper_encoder(settings.paper_embedder, settings.embedder),
+    }
+    caches = {kind: EmbeddingCache(layout.cache / folder) for kind, folder in CACHE_FOLDERS.items()}
+    for kind, cache in caches.items():
+        cache.load_shards(encoders[kind].dim)
+    known = {kind: set(cache.vectors) for kind, cache in caches.items()}
+    if previous is not None:
+        known[CHUNK] |= {text_hash(c.text) for c in previous.chunks}
+        known[PAPER] |= {text_hash(paper_text(p, encoders[PAPER])) for p in previous.papers.values()}
+    records = _paper_records(store)
+    actors = settings.ray.embed_actors or max(1, int(cluster_cpus(ray) // settings.ray.embed_cpus))
+    actors = min(actors, max(1, -(-len(records) // settings.ray.batch_papers)))
+    batch = settings.ray.batch_papers
+    dataset = ray.data.from_items([{"data": r} for r in records], override_num_blocks=max(1, len(records) // batch))
+    dataset = dataset.map_batches(
+        EmbedPapers,
+        batch_size=batch,
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=settings.ray.embed_cpus,
+        fn_constructor_kwargs={
+            "chunker": settings.chunker.model_dump_json(),
+            "embedder": settings.embedder.model_dump_json(),
+            "paper_embedder": settings.paper_embedder.model_dump_json(),
+            "known": {kind: known_hashes(hashes) for kind, hashes in known.items()},
+        },
+    )
+    counts = {CHUNK: 0, PAPER: 0}
+    for out in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+        for kind in (CHUNK, PAPER):
+            rows = [i for i, k in enumerate(out["kind"]) if k == kind]
+            if not rows:
+                continue
+            dim = encoders[kind].dim
+            vectors = {str(out["text"][i]): np.frombuffer(out["vector"][i], dtype=np.float32) for i in rows}
+            bad = [len(v) for v in vectors.values() if len(v) != dim]
+            if bad:
+                raise ValueError(f"cluster returned {kind} vectors of width {bad[0]}, expected {dim}")
+            caches[kind].embed(Precomputed(encoders[kind].name, dim, vectors), list(vectors))
+            counts[kind] += len(vectors)
+            if progress and kind == CHUNK:
+                progress("embed chunks on the cluster", len(vectors), None)
+    return counts, actors
+
+
+def _paper_records(store: CorpusStore) -> list[str]:
+    """The stored parsed papers as JSON, in corpus order (what ``CorpusStore.iter_papers`` parses)."""
+    with closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)) as db:
+        return [data for (data,) in db.execute("SELECT data FROM papers ORDER BY rowid")]
