@@ -3,7 +3,7 @@
 :class:`InlineRay` runs ``ray.remote`` tasks and actor methods at once in this
 process, so the shard orchestration and the sharded index can be checked
 against the one-machine index without a cluster. The real cluster tests
-(tests/test_ray_cluster.py, run by tests/test_ray_namespace.py) use Ray itself.
+(tests/ray_cluster.py, run by tests/test_ray_namespace.py) use Ray itself.
 """
 
 from __future__ import annotations
@@ -13,9 +13,44 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from lit3r.index.corpus_index import CorpusIndex
+from lit3r.tools.search import rank_chunks
+
 from conftest import SHARED_DATA
 
 QASPER = SHARED_DATA / "qasper" / "qasper-test-v0.3.corpus-and-dev-questions.json.gz"
+NAMESPACE_ENV = "LIT3R_RAY_NAMESPACE"
+"""Set to 1 by tests/test_ray_namespace.py for the cluster tests it runs inside a loopback-only namespace."""
+
+
+DENSE_TOLERANCE = 1e-5
+"""Cosines of vectors embedded in other batches, and FAISS's flat scan, round differently (one machine too)."""
+
+
+def assert_same_ranking(got: list, expected: list, tolerance: float = DENSE_TOLERANCE) -> None:
+    """Equal ids in order and scores within ``tolerance``; two chunks may trade places only if their
+    scores are that close (a dense near-tie, decided by rounding)."""
+    assert len(got) == len(expected)
+    scores = dict(expected)
+    for (gid, gscore), (eid, escore) in zip(got, expected, strict=True):
+        assert gscore == pytest.approx(escore, abs=tolerance), (gid, eid)
+        if gid != eid:
+            assert scores.get(gid) == pytest.approx(escore, abs=tolerance), (gid, eid)
+
+
+def assert_same_search(got_index: CorpusIndex, expected_index: CorpusIndex, query: str, restrict) -> None:
+    """BM25 equal to the bit; dense equal to rounding; hybrid equal whenever the dense rankings are."""
+    bm25 = rank_chunks(got_index, query, "bm25", 50, restrict)
+    assert bm25 == rank_chunks(expected_index, query, "bm25", 50, restrict), query
+    dense = rank_chunks(got_index, query, "dense", 50, restrict)
+    expected_dense = rank_chunks(expected_index, query, "dense", 50, restrict)
+    assert_same_ranking(dense, expected_dense)
+    if [i for i, _ in dense] == [i for i, _ in expected_dense]:
+        assert rank_chunks(got_index, query, "hybrid", 50, restrict) == rank_chunks(
+            expected_index, query, "hybrid", 50, restrict
+        ), query
 
 
 class _Ref:
@@ -102,6 +137,8 @@ def qasper_subset(path: Path, count: int, skip: int = 0) -> Path:
     """A QASPER file (original layout) of ``count`` short papers of the shared test split, after ``skip``."""
     import gzip
 
+    if not QASPER.exists():
+        pytest.skip(f"needs the shared data folder: {QASPER}")
     with gzip.open(QASPER, "rt", encoding="utf-8") as handle:
         papers = json.load(handle)
     by_size = sorted(papers, key=lambda pid: (sum(len(s["paragraphs"]) for s in papers[pid]["full_text"]), pid))

@@ -1,6 +1,6 @@
 """Sharded search equals one-machine search: the shard build and the sharded index, with Ray's calls inline.
 
-The same code runs on a real cluster in tests/test_ray_cluster.py; here every
+The same code runs on a real cluster in tests/ray_cluster.py; here every
 task and actor call runs in this process (tests/ray_support.py), so rankings
 and scores can be compared on many queries in a second.
 """
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ray_support import InlineRay
 
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
@@ -29,6 +28,7 @@ from lit3r.tools.retrieve import sweep
 from lit3r.tools.search import rank_chunks
 
 from conftest import qasper_paper, write_qasper
+from ray_support import InlineRay, assert_same_search
 
 QUERIES = [
     "How much did evidence verification reduce unsupported claims?",
@@ -77,12 +77,8 @@ def test_rankings_and_scores_equal_the_one_machine_index(demo) -> None:
     local, sharded = CorpusIndex(generation, settings), _sharded(settings, generation)
     papers = sorted(local.papers)
     for query in QUERIES:
-        for mode in ("bm25", "dense", "hybrid"):
-            for restrict in (None, papers[:1], papers[2:5]):
-                expected = rank_chunks(local, query, mode, 50, restrict)
-                got = rank_chunks(sharded, query, mode, 50, restrict)
-                assert [i for i, _ in got] == [i for i, _ in expected], (query, mode, restrict)
-                assert got == expected, (query, mode, restrict)  # bit for bit
+        for restrict in (None, papers[:1], papers[2:5]):
+            assert_same_search(sharded, local, query, restrict)
         assert sweep(sharded, query, 30).fused == sweep(local, query, 30).fused
 
 

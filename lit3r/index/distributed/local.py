@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HOST = "127.0.0.1"
+STARTED = "Ray runtime started."
+"""What ``ray start`` (2.60) prints once its node runs."""
 
 
 @dataclass
@@ -85,30 +87,29 @@ class LocalCluster:
         return node
 
     def start(self, timeout_s: float = 120.0) -> LocalCluster:
-        """Start the head, wait for its port, then start the workers; returns without waiting for them."""
+        """Start the head, then the workers one after another, each once the previous one is up."""
         head_args = ["--head", "--port", str(self.port), "--num-cpus", str(self.head_cpus)]
         head_args += ["--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", str(self.folder / "t")]
-        head = self._ray("head", *head_args)
-        deadline = time.monotonic() + timeout_s
-        while True:
-            self._check_alive(head)
-            try:
-                socket.create_connection((HOST, self.port), timeout=1).close()
-                break
-            except OSError as exc:
-                if time.monotonic() > deadline:
-                    message = f"Ray head did not open {self.address} in {timeout_s:.0f} s; see {head.log}"
-                    raise TimeoutError(message) from exc
-                time.sleep(0.2)
+        self._wait_started(self._ray("head", *head_args), timeout_s)
         for number in range(self.workers):
-            self.add_worker(f"worker-{number}")
+            self.add_worker(f"worker-{number}", timeout_s)
         return self
 
-    def add_worker(self, name: str | None = None) -> Node:
-        """Start one more worker node."""
+    def add_worker(self, name: str | None = None, timeout_s: float = 120.0) -> Node:
+        """Start one more worker node and wait until it runs (nodes starting together can time out)."""
         name = name or f"worker-{len(self.nodes)}"
         args = ["--address", self.address, "--num-cpus", str(self.worker_cpus), "--temp-dir", str(self.folder / "t")]
-        return self._ray(name, *args)
+        return self._wait_started(self._ray(name, *args), timeout_s)
+
+    def _wait_started(self, node: Node, timeout_s: float) -> Node:
+        """Wait until ``ray start`` reports the node's runtime started (what it prints before it blocks)."""
+        deadline = time.monotonic() + timeout_s
+        while STARTED not in node.log.read_text(errors="replace"):
+            self._check_alive(node)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Ray {node.name} did not start in {timeout_s:.0f} s; see {node.log}")
+            time.sleep(0.2)
+        return node
 
     def _check_alive(self, node: Node) -> None:
         if node.process.poll() is not None:
