@@ -13,7 +13,7 @@ DEMO_HOME ?= .lit3r-demo
 
 QASPER ?= ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz
 
-.PHONY: install install-local demo test lint bench-index bench-retrieval bench-gate clean
+.PHONY: install install-local demo test lint bench-index bench-retrieval bench-gate bench-ray clean
 
 install: $(VENV)/.installed
 
@@ -51,6 +51,12 @@ bench-retrieval: install
 
 bench-gate: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval gate $(QASPER) --json bench-out/gate.json
+
+# Distributed ingest and sharded search on a local Ray cluster (head + 2 workers), in a loopback-only
+# network namespace (needs root or user namespaces); about 20 minutes on 2 cores.
+bench-ray: install
+	unshare -n sh -c 'ip link set lo up && HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_ray.py \
+		--qasper $(QASPER) --out bench-out/ray.json'
 
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache bench-out

@@ -27,7 +27,7 @@ import numpy as np
 from lit3r.corpus.store import CorpusStore
 from lit3r.index.build import BuildReport, EmptyCorpusError, build_index
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.index.distributed.cluster import cluster_cpus, connect
+from lit3r.index.distributed.cluster import ClusterError, cluster_cpus, connect
 from lit3r.index.distributed.pipeline import CHUNK, PAPER, EmbedPapers, Precomputed, known_hashes
 from lit3r.index.distributed.shard_build import ShardReport, build_shards
 from lit3r.index.embed_cache import EmbeddingCache, text_hash
@@ -74,10 +74,10 @@ def build_index_on_ray(settings: Settings, store: CorpusStore, *, progress: Prog
     if previous is None or previous.manifest.get("papers") != hashes:
         clock = time.perf_counter()
         layout.root.mkdir(parents=True, exist_ok=True)
-        embedded, actors = _embed_on_cluster(ray, settings, store, layout, previous, progress)
+        embedded, actors = _embed_on_cluster(ray, settings, store, layout, previous, progress, timings)
         timings["cluster_embed_s"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    build = build_index(settings, store, progress=_two_args(progress))
+    build = build_index(settings, store, progress=progress)  # type: ignore[arg-type]
     timings["build_s"] = time.perf_counter() - clock
     if build.chunks_embedded or build.papers_embedded:
         log.warning(
@@ -92,10 +92,6 @@ def build_index_on_ray(settings: Settings, store: CorpusStore, *, progress: Prog
     return RayBuildReport(build, shards, str(settings.ray.address), nodes, actors, embedded, timings)
 
 
-def _two_args(progress: Progress | None) -> Callable[[str, int, int], None] | None:
-    return None if progress is None else (lambda stage, done, total: progress(stage, done, total))
-
-
 def _embed_on_cluster(
     ray: ModuleType,
     settings: Settings,
@@ -103,24 +99,73 @@ def _embed_on_cluster(
     layout: IndexLayout,
     previous: CorpusIndex | None,
     progress: Progress | None,
+    timings: dict[str, float],
 ) -> tuple[dict[str, int], int]:
-    """Embed every text without a vector on the cluster, into the build's caches; returns counts and actors."""
+    """Embed every text without a vector on the cluster, into the build's caches; returns counts and actors.
+
+    ``timings`` gets ``cluster_first_vectors_s`` (until the first vectors came back: actors started, models
+    loaded, a batch embedded) and ``cluster_encode_chunks_s`` (the actors' time in the chunk encoder, summed:
+    chunks / that = one actor's embedding rate).
+    """
     encoders: dict[str, Encoder] = {
         CHUNK: load_encoder(settings.embedder),
         PAPER: load_paper_encoder(settings.paper_embedder, settings.embedder),
     }
     caches = {kind: EmbeddingCache(layout.cache / folder) for kind, folder in CACHE_FOLDERS.items()}
+    known = _known_texts(caches, encoders, previous)
+    records = _paper_records(store, previous.manifest["papers"] if previous is not None else {})
+    if not records:
+        return {CHUNK: 0, PAPER: 0}, 0
+    dataset, actors = _embedding_dataset(ray, settings, records, known)
+    counts = {CHUNK: 0, PAPER: 0}
+    started = time.perf_counter()
+    for out in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+        timings.setdefault("cluster_first_vectors_s", time.perf_counter() - started)
+        for kind in (CHUNK, PAPER):
+            rows = [i for i, k in enumerate(out["kind"]) if k == kind]
+            if not rows:
+                continue
+            dim = encoders[kind].dim
+            vectors = {str(out["text"][i]): np.frombuffer(out["vector"][i], dtype=np.float32) for i in rows}
+            if any(len(v) != dim for v in vectors.values()):
+                raise ClusterError(f"the cluster returned {kind} vectors whose width is not {dim}")
+            caches[kind].embed(Precomputed(encoders[kind].name, dim, vectors), list(vectors))  # written to disk
+            counts[kind] += len(vectors)
+            if kind == CHUNK:
+                timings["cluster_encode_chunks_s"] = timings.get("cluster_encode_chunks_s", 0.0) + float(
+                    sum(out["encode_s"][i] for i in rows)
+                )
+            if progress and kind == CHUNK:
+                progress("embed chunks on the cluster", len(vectors), None)
+    return counts, actors
+
+
+def _known_texts(
+    caches: dict[str, EmbeddingCache], encoders: dict[str, Encoder], previous: CorpusIndex | None
+) -> dict[str, set[str]]:
+    """Hashes of the texts that have a vector: in the generation in use, or cached by a killed build."""
     for kind, cache in caches.items():
         cache.load_shards(encoders[kind].dim)
     known = {kind: set(cache.vectors) for kind, cache in caches.items()}
     if previous is not None:
         known[CHUNK] |= {text_hash(c.text) for c in previous.chunks}
         known[PAPER] |= {text_hash(paper_text(p, encoders[PAPER])) for p in previous.papers.values()}
-    records = _paper_records(store)
-    actors = settings.ray.embed_actors or max(1, int(cluster_cpus(ray) // settings.ray.embed_cpus))
-    actors = min(actors, max(1, -(-len(records) // settings.ray.batch_papers)))
-    batch = settings.ray.batch_papers
-    dataset = ray.data.from_items([{"data": r} for r in records], override_num_blocks=max(1, len(records) // batch))
+    return known
+
+
+def _embedding_dataset(ray: ModuleType, settings: Settings, records: list[str], known: dict[str, set[str]]):
+    """The Ray Data pipeline: paper records, in blocks, through a fixed pool of embedding actors."""
+    cpus = cluster_cpus(ray)
+    if cpus < settings.ray.embed_cpus:
+        raise ClusterError(
+            f"the Ray cluster at {settings.ray.address} offers {cpus:g} CPUs; an embedding actor needs "
+            f"ray.embed_cpus={settings.ray.embed_cpus:g}"
+        )
+    actors = settings.ray.embed_actors or int(cpus // settings.ray.embed_cpus)
+    batch = max(1, min(settings.ray.batch_papers, -(-len(records) // actors)))  # every actor gets work
+    blocks = -(-len(records) // batch)
+    actors = min(actors, blocks)
+    dataset = ray.data.from_items([{"data": r} for r in records], override_num_blocks=blocks)
     dataset = dataset.map_batches(
         EmbedPapers,
         batch_size=batch,
@@ -133,25 +178,14 @@ def _embed_on_cluster(
             "known": {kind: known_hashes(hashes) for kind, hashes in known.items()},
         },
     )
-    counts = {CHUNK: 0, PAPER: 0}
-    for out in dataset.iter_batches(batch_size=None, batch_format="numpy"):
-        for kind in (CHUNK, PAPER):
-            rows = [i for i, k in enumerate(out["kind"]) if k == kind]
-            if not rows:
-                continue
-            dim = encoders[kind].dim
-            vectors = {str(out["text"][i]): np.frombuffer(out["vector"][i], dtype=np.float32) for i in rows}
-            bad = [len(v) for v in vectors.values() if len(v) != dim]
-            if bad:
-                raise ValueError(f"cluster returned {kind} vectors of width {bad[0]}, expected {dim}")
-            caches[kind].embed(Precomputed(encoders[kind].name, dim, vectors), list(vectors))
-            counts[kind] += len(vectors)
-            if progress and kind == CHUNK:
-                progress("embed chunks on the cluster", len(vectors), None)
-    return counts, actors
+    return dataset, actors
 
 
-def _paper_records(store: CorpusStore) -> list[str]:
-    """The stored parsed papers as JSON, in corpus order (what ``CorpusStore.iter_papers`` parses)."""
+def _paper_records(store: CorpusStore, indexed: dict[str, str]) -> list[str]:
+    """The stored parsed papers (JSON, corpus order) whose content hash is not the one ``indexed`` holds.
+
+    It reads the rows ``CorpusStore.iter_papers`` parses, without parsing them here: the actors do.
+    """
+    query = "SELECT id, content_hash, data FROM papers ORDER BY rowid"
     with closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)) as db:
-        return [data for (data,) in db.execute("SELECT data FROM papers ORDER BY rowid")]
+        return [data for pid, content, data in db.execute(query) if indexed.get(pid) != content]

@@ -10,12 +10,14 @@ embedding, and a separate task stage would compete with the encoders for the
 cluster's CPUs.
 
 Rows in: ``{"data": ParsedPaper JSON}``. Rows out: ``{"kind": "chunk" | "paper",
-"text", "vector": float32 bytes}`` (bytes, because chunk and paper vectors may
-differ in width).
+"text", "vector": float32 bytes, "encode_s"}`` (bytes, because chunk and paper
+vectors may differ in width; ``encode_s`` is the row's share of the encoder's
+time, so the driver can tell the actors' embedding rate from their start-up).
 """
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -78,15 +80,18 @@ class EmbedPapers:
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, list]:
         separator = self.encoders[PAPER].paper_separator
         todo = texts_to_embed([str(r) for r in batch["data"]], self.chunker, separator, self.known)
-        out: dict[str, list] = {"kind": [], "text": [], "vector": []}
+        out: dict[str, list] = {"kind": [], "text": [], "vector": [], "encode_s": []}
         for kind in (CHUNK, PAPER):
             texts = [text for k, text in todo if k == kind]
             if not texts:
                 continue
+            start = time.perf_counter()
             vectors = np.asarray(self.encoders[kind].encode_documents(texts), dtype=np.float32)
+            share = (time.perf_counter() - start) / len(texts)
             out["kind"] += [kind] * len(texts)
             out["text"] += texts
             out["vector"] += [row.tobytes() for row in vectors]
+            out["encode_s"] += [share] * len(texts)
         return out
 
 

@@ -1,0 +1,219 @@
+"""Distributed ingest and sharded search on a local Ray cluster, against one machine in the same run.
+
+Run from the repository root inside a loopback-only network namespace (``make bench-ray`` does)::
+
+    unshare -n sh -c 'ip link set lo up && python benchmarks/bench_ray.py \\
+        --qasper ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz --out bench-out/ray.json'
+
+1. Ingest throughput: ``--papers`` QASPER papers (the first by id) are indexed from an
+   empty index ``--reps`` times, interleaved: on this machine (``build_index``, every
+   core) and on a cluster of a head and two worker nodes (one CPU each) with one and
+   with two embedding actors. Reported: wall time, chunks per second, the steady rate
+   once the actors are up, and per actor.
+2. A projection from the measured per-actor rate: hours to embed the Lit3R corpus
+   (2.56 million chunks, 27,487 papers) on N machines.
+3. Query latency at the same size: the index of the whole QASPER file (416 papers; the one
+   ``lit3r eval qasper`` builds under ``.lit3r/evals/``, or ``--index-home``)
+   searched locally and through ``--shards`` shard actors, interleaved per query, for
+   chunk BM25, dense and hybrid search and one Lit3R sweep (three indexes, fused).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lit3r.corpus.ingest import ingest
+from lit3r.corpus.store import CorpusStore, file_sha256
+from lit3r.index.build import build_index
+from lit3r.index.corpus_index import CorpusIndex
+from lit3r.index.distributed.cluster import connect
+from lit3r.index.distributed.ingest import build_index_on_ray
+from lit3r.index.distributed.local import LocalCluster
+from lit3r.index.distributed.shard_build import build_shards
+from lit3r.index.distributed.sharded_index import ShardedCorpusIndex
+from lit3r.settings import RaySettings, Settings
+from lit3r.tools.retrieve import sweep
+from lit3r.tools.search import rank_chunks
+
+LIT3R_CHUNKS, LIT3R_PAPERS = 2_560_000, 27_487
+
+
+def subset(qasper: Path, count: int, folder: Path) -> tuple[Path, list[str]]:
+    """The first ``count`` papers by id as a QASPER file, and the questions of the whole file."""
+    with gzip.open(qasper, "rt", encoding="utf-8") as handle:
+        papers = json.load(handle)
+    chosen = sorted(papers)[:count]
+    path = folder / "subset.json"
+    path.write_text(json.dumps({pid: papers[pid] for pid in chosen}), encoding="utf-8")
+    questions = [qa["question"] for paper in papers.values() for qa in paper.get("qas", [])]
+    return path, questions
+
+
+def ingest_run(template: Path, folder: Path, name: str, settings_for) -> dict:
+    """Index a fresh copy of the ingested ``template`` home; returns the run's figures."""
+    home = folder / name
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    shutil.copy(template / "corpus.sqlite", home / "corpus.sqlite")
+    settings = settings_for(home)
+    start = time.perf_counter()
+    with CorpusStore(home) as store:
+        if settings.ray.address:
+            report = build_index_on_ray(settings, store)
+            chunks, build, t = report.cluster_embedded["chunk"], report.build, report.timings
+            figures = {
+                "actors": report.embed_actors,
+                "cluster_embed_s": t["cluster_embed_s"],
+                "first_vectors_s": t["cluster_first_vectors_s"],
+                "actor_encode_s": t["cluster_encode_chunks_s"],
+                "chunks_per_actor_s": chunks / t["cluster_encode_chunks_s"],
+                "shards_s": t["shards_s"],
+            }
+        else:
+            build = build_index(settings, store)
+            chunks = build.chunks_embedded
+            figures = {"embed_chunks_s": build.timings["embed_chunks_s"]}
+    wall = time.perf_counter() - start
+    return {"config": name, "wall_s": wall, "chunks": chunks, "chunks_per_s": chunks / wall, **figures}
+
+
+def median_of(runs: list[dict], config: str, key: str) -> float:
+    return statistics.median(r[key] for r in runs if r["config"] == config)
+
+
+def projection(per_actor: float, actors_per_machine: int) -> dict:
+    """Hours to embed the Lit3R corpus on N machines at ``per_actor`` chunks/s per embedding actor.
+
+    Embedding is the cost that grows with the corpus (95% of a build here); actors share nothing
+    while they embed, so the rate is taken as linear in the actors (start-up, minutes, is left out).
+    """
+    rows = []
+    for machines in (1, 4, 16, 64):
+        hours = LIT3R_CHUNKS / (per_actor * actors_per_machine * machines) / 3600
+        rows.append({"machines": machines, "actors": machines * actors_per_machine, "hours": hours})
+    machines_for_24h = LIT3R_CHUNKS / (per_actor * actors_per_machine * 24 * 3600)
+    return {"rows": rows, "machines_for_24h": machines_for_24h, "machines_for_1h": machines_for_24h * 24}
+
+
+def latency(local: CorpusIndex, sharded: ShardedCorpusIndex, questions: list[str], reps: int) -> dict:
+    """Median and p95 ms per query, local and sharded, interleaved per query."""
+    calls = {
+        "bm25": lambda index, q: rank_chunks(index, q, "bm25", 100),
+        "dense": lambda index, q: rank_chunks(index, q, "dense", 100),
+        "hybrid": lambda index, q: rank_chunks(index, q, "hybrid", 100),
+        "sweep": lambda index, q: sweep(index, q, 100),
+    }
+    for question in questions:  # query vectors cached, indexes loaded: latency, not start-up
+        local.encoder.encode_queries([question]), sharded.encoder.encode_queries([question])
+    for call in calls.values():
+        call(local, questions[0]), call(sharded, questions[0])
+    times: dict[str, dict[str, list[float]]] = {name: {"local": [], "sharded": []} for name in calls}
+    for _ in range(reps):
+        for question in questions:
+            for name, call in calls.items():
+                for label, index in (("local", local), ("sharded", sharded)):
+                    start = time.perf_counter()
+                    call(index, question)
+                    times[name][label].append((time.perf_counter() - start) * 1000)
+    out = {}
+    for name, by in times.items():
+        row = {f"{label}_ms_median": statistics.median(ms) for label, ms in by.items()}
+        row |= {f"{label}_ms_p95": statistics.quantiles(ms, n=20)[-1] for label, ms in by.items()}
+        row["ratio_median"] = row["sharded_ms_median"] / row["local_ms_median"]
+        out[name] = row
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--qasper", type=Path, required=True)
+    parser.add_argument(
+        "--index-home", type=Path, help="Home of the QASPER index (default: the one `lit3r eval qasper` builds)."
+    )
+    parser.add_argument("--papers", type=int, default=30)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--out", type=Path, default=Path("bench-out/ray.json"))
+    args = parser.parse_args()
+    if [name for _, name in socket.if_nameindex()] != ["lo"]:
+        sys.exit("run inside a loopback-only network namespace: make bench-ray (unshare -n, lo up)")
+    index_home = args.index_home or Path(".lit3r") / "evals" / file_sha256(args.qasper)[:12]
+    with CorpusStore(index_home) as store:  # reused when the index is there (`lit3r eval qasper` builds it too)
+        ingest([args.qasper], store)
+        build_index(Settings(home=index_home), store)
+    folder = Path(tempfile.mkdtemp(prefix="bench-ray-"))
+    cluster = LocalCluster(workers=2, worker_cpus=1, head_cpus=0).start()
+    os.environ.update(cluster.env)
+    try:
+        ray = connect(RaySettings(address=cluster.address))
+        cluster.wait_for_nodes(ray, 3)
+        path, questions = subset(args.qasper, args.papers, folder)
+        template = folder / "template"
+        with CorpusStore(template) as store:
+            ingest([path], store)
+
+        def on_ray(actors: int):
+            options = {"address": cluster.address, "embed_actors": actors, "shards": args.shards}
+            return lambda home: Settings(home=home, ray=options)
+
+        configs = {"local": lambda home: Settings(home=home), "ray-1-actor": on_ray(1), "ray-2-actors": on_ray(2)}
+        runs = []
+        for rep in range(args.reps):
+            for name, settings_for in configs.items():
+                runs.append({"rep": rep, **ingest_run(template, folder, name, settings_for)})
+                print(json.dumps(runs[-1]), flush=True)
+        ingest_summary = {
+            config: {k: median_of(runs, config, k) for k in ("wall_s", "chunks_per_s")} for config in configs
+        }
+        per_actor = {c: median_of(runs, c, "chunks_per_actor_s") for c in ("ray-1-actor", "ray-2-actors")}
+        ingest_summary["chunks_per_s_per_actor_encoding"] = per_actor
+        ingest_summary["encoding_rate_2_vs_1_actor"] = per_actor["ray-2-actors"] / per_actor["ray-1-actor"]
+        ingest_summary["wall_speedup_2_vs_1_actor"] = (
+            ingest_summary["ray-2-actors"]["chunks_per_s"] / ingest_summary["ray-1-actor"]["chunks_per_s"]
+        )
+        rate = per_actor["ray-2-actors"]  # the rate with every core of this machine busy: the conservative one
+
+        settings = Settings(home=index_home, ray={"address": cluster.address, "shards": args.shards})
+        local = CorpusIndex.open(settings.model_copy(update={"ray": settings.ray.model_copy(update={"search": False})}))
+        build_shards(ray, settings, local.folder)
+        sharded = CorpusIndex.open(settings)
+        report = {
+            "papers": args.papers,
+            "reps": args.reps,
+            "runs": runs,
+            "ingest": ingest_summary,
+            "projection": {"per_actor_chunks_per_s": rate, "2 actors per machine": projection(rate, 2)}
+            | {"16 actors per machine": projection(rate, 16)},
+            "latency": {
+                "chunks": len(local.chunks),
+                "shards": args.shards,
+                "queries": args.queries,
+                "reps": args.reps,
+                **latency(local, sharded, questions[: args.queries], args.reps),
+            },
+        }
+        sharded.close()
+    finally:
+        import ray as ray_module
+
+        ray_module.shutdown()
+        cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    print(json.dumps({k: report[k] for k in ("ingest", "projection", "latency")}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
