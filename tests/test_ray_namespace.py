@@ -43,6 +43,7 @@ def test_cluster_tests_pass_in_a_loopback_namespace() -> None:
     output = run.stdout + run.stderr
     summary = output.strip().splitlines()[-1] if output.strip() else ""
     assert run.returncode == 0, output[-8000:]
+    expected = len(re.findall(r"^def test_", CLUSTER_TESTS.read_text(encoding="utf-8"), re.MULTILINE))
     passed = re.search(r"(\d+) passed", summary)
-    assert passed and int(passed.group(1)) >= 7, output[-4000:]
+    assert passed and int(passed.group(1)) == expected, output[-4000:]
     assert not re.search(r"skipped|failed|error", summary), output[-4000:]

@@ -103,19 +103,9 @@ def _index_on_ray(settings: Settings) -> None:
             report = build_index_on_ray(settings, store, progress=progress)
         except (EmptyCorpusError, ClusterError) as exc:
             fail(str(exc))
-    build, shards = report.build, report.shards
-    embedded = report.cluster_embedded
-    out.print(
-        f"indexed {build.papers} papers, {build.chunks} chunks in {build.generation} on the Ray cluster at "
-        f"{report.address} ({report.nodes} nodes, {report.embed_actors} embedding actors): {embedded['chunk']} chunks "
-        f"and {embedded['paper']} papers embedded on the cluster, {report.embedded_here} texts here",
-        highlight=False,
-    )
     if report.embedded_here:
         err.print("[yellow]warning:[/] the cluster's chunks differ from this machine's: do all nodes run this lit3r?")
-    done = "up to date" if shards.up_to_date else f"rebuilt {len(shards.rebuilt)}, reused {len(shards.reused)}"
-    timing = ", ".join(f"{k} {v:.1f}" for k, v in {**build.timings, **report.timings}.items() if k.endswith("_s"))
-    out.print(f"{shards.count} shards in {shards.folder} ({done})\n{timing}", highlight=False)
+    out.print("\n".join(report.summary()), highlight=False)
 
 
 @app.command()

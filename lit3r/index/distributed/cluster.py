@@ -22,6 +22,9 @@ AUTH_HINT = (
 )
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
 class ClusterError(IndexNotBuiltError):
     """Raised when the Ray cluster cannot be used: not installed, unreachable, refused, or a shard failed.
 
@@ -76,8 +79,15 @@ def connect(settings: RaySettings) -> ModuleType:
     if ray.is_initialized():
         return ray
     check_reachable(settings.address, settings.connect_timeout_s)
+    options = {}
+    endpoint = head_endpoint(settings.address)
+    if endpoint is not None and endpoint[0] in LOOPBACK and "://" not in settings.address:
+        # a head on loopback: this client joins as 127.0.0.1 too (Ray would advertise the machine's address)
+        options["_node_ip_address"] = "127.0.0.1"
     try:
-        ray.init(address=settings.address, namespace="lit3r", logging_level=logging.ERROR, log_to_driver=False)
+        ray.init(
+            address=settings.address, namespace="lit3r", logging_level=logging.ERROR, log_to_driver=False, **options
+        )
     except (ConnectionError, RuntimeError, ray.exceptions.RaySystemError, ray.exceptions.AuthenticationError) as exc:
         raise ClusterError(f"cannot join the Ray cluster at {settings.address}: {exc}; {AUTH_HINT}") from exc
     import ray.data  # configures its loggers on import: quieten them after

@@ -59,6 +59,23 @@ class RayBuildReport:
         """Texts this machine embedded because the cluster did not: 0 unless nodes chunk differently."""
         return self.build.chunks_embedded + self.build.papers_embedded
 
+    def summary(self) -> list[str]:
+        """What ``lit3r index --ray`` prints."""
+        build, shards, embedded = self.build, self.shards, self.cluster_embedded
+        if build.up_to_date:
+            lines = [f"index up to date: {build.papers} papers, {build.chunks} chunks ({build.generation})"]
+        else:
+            lines = [
+                f"indexed {build.papers} papers, {build.chunks} chunks in {build.generation} on the Ray cluster at "
+                f"{self.address} ({self.nodes} nodes, {self.embed_actors} embedding actors): {embedded[CHUNK]} "
+                f"chunks and {embedded[PAPER]} papers embedded on the cluster, {self.embedded_here} texts here"
+            ]
+        done = "up to date" if shards.up_to_date else f"rebuilt {len(shards.rebuilt)}, reused {len(shards.reused)}"
+        lines.append(f"{shards.count} shards in {shards.folder} ({done})")
+        timings = {**build.timings, **self.timings}
+        lines.append(", ".join(f"{k} {v:.1f}" for k, v in timings.items() if k.endswith("_s")))
+        return lines
+
 
 def build_index_on_ray(settings: Settings, store: CorpusStore, *, progress: Progress | None = None) -> RayBuildReport:
     """Bring the index for ``settings`` up to date using the Ray cluster at ``settings.ray.address``."""
