@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore, file_sha256
 from lit3r.index.build import build_index
@@ -134,6 +136,33 @@ def latency(local: CorpusIndex, sharded: ShardedCorpusIndex, questions: list[str
     return out
 
 
+def equality(local_home: Path, ray_home: Path, address: str, questions: list[str]) -> dict:
+    """How a cluster build searched through its shards compares with a one-machine build of the same papers."""
+    local = CorpusIndex.open(Settings(home=local_home))
+    files = CorpusIndex.open(Settings(home=ray_home))
+    sharded = CorpusIndex.open(Settings(home=ray_home, ray={"address": address}))
+    ids, pids = [c.id for c in local.chunks], sorted(local.papers)
+    out = {
+        "chunks_identical": [c.model_dump() for c in files.chunks] == [c.model_dump() for c in local.chunks],
+        "vector_max_abs_diff": float(np.abs(files.dense.vectors_for(ids) - local.dense.vectors_for(ids)).max()),
+        "paper_vector_max_abs_diff": float(
+            np.abs(files.paper_vectors.vectors_for(pids) - local.paper_vectors.vectors_for(pids)).max()
+        ),
+        "queries": len(questions),
+    }
+    same = {"bm25": 0, "dense": 0, "hybrid": 0}
+    dense_diff = 0.0
+    for question in questions:
+        for mode in same:
+            got, expected = rank_chunks(sharded, question, mode, 100), rank_chunks(local, question, mode, 100)
+            same[mode] += got == expected if mode == "bm25" else [i for i, _ in got] == [i for i, _ in expected]
+            if mode == "dense":
+                scores = dict(expected)
+                dense_diff = max([dense_diff, *(abs(s - scores[i]) for i, s in got if i in scores)])
+    sharded.close()
+    return out | {f"{mode}_identical_queries": n for mode, n in same.items()} | {"dense_score_max_abs_diff": dense_diff}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--qasper", type=Path, required=True)
@@ -184,6 +213,9 @@ def main() -> None:
         )
         rate = per_actor["ray-2-actors"]  # the rate with every core of this machine busy: the conservative one
 
+        last = {r["config"]: r for r in runs if r["rep"] == args.reps - 1}
+        assert {"local", "ray-2-actors"} <= set(last)
+        same = equality(folder / "local", folder / "ray-2-actors", cluster.address, questions[: args.queries])
         settings = Settings(home=index_home, ray={"address": cluster.address, "shards": args.shards})
         local = CorpusIndex.open(settings.model_copy(update={"ray": settings.ray.model_copy(update={"search": False})}))
         build_shards(ray, settings, local.folder)
@@ -193,6 +225,7 @@ def main() -> None:
             "reps": args.reps,
             "runs": runs,
             "ingest": ingest_summary,
+            "equality": same,
             "projection": {"per_actor_chunks_per_s": rate, "2 actors per machine": projection(rate, 2)}
             | {"16 actors per machine": projection(rate, 16)},
             "latency": {
@@ -212,7 +245,7 @@ def main() -> None:
         shutil.rmtree(folder, ignore_errors=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
-    print(json.dumps({k: report[k] for k in ("ingest", "projection", "latency")}, indent=1))
+    print(json.dumps({k: report[k] for k in ("ingest", "equality", "projection", "latency")}, indent=1))
 
 
 if __name__ == "__main__":
