@@ -25,6 +25,7 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import sys
@@ -182,6 +183,7 @@ def main() -> None:
         ingest([args.qasper], store)
         build_index(Settings(home=index_home), store)
     folder = Path(tempfile.mkdtemp(prefix="bench-ray-"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the cluster on the way out (finally below)
     cluster = LocalCluster(workers=2, worker_cpus=1, head_cpus=0).start()
     os.environ.update(cluster.env)
     try:

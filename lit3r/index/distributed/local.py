@@ -1,7 +1,8 @@
 """A Ray cluster of separate processes on this machine: a head and worker nodes on 127.0.0.1.
 
 Each node is one ``ray start --block`` process in its own process group; its
-Ray processes are its children and die with it. The cluster is stopped by
+Ray processes are its children and die with it, and on Linux it is stopped
+when the process that started the cluster dies, however that dies. The cluster is stopped by
 those process ids only, never with ``ray stop`` (which ends every Ray process
 on the host, other users' included). Token authentication is on: the nodes
 and the client share a random token (:attr:`LocalCluster.env`).
@@ -81,6 +82,7 @@ class LocalCluster:
                 stderr=subprocess.STDOUT,
                 env={**os.environ, **self.env},
                 start_new_session=True,  # its own process group: the node and its children
+                preexec_fn=_stop_with_parent if sys.platform == "linux" else None,
             )
         node = Node(name, process, log)
         self.nodes.append(node)
@@ -154,6 +156,16 @@ class LocalCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _stop_with_parent() -> None:
+    """In a node's process, before ``ray start`` runs: SIGTERM when the process that started it dies (Linux)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _kill_group(pid: int, sig: int) -> None:
