@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -156,8 +157,8 @@ def test_sharded_search_equals_one_machine_search(homes: Homes, ray_build) -> No
         sharded.close()
 
 
-def _cli(settings: Settings, *args: str, sharded: bool) -> dict | list:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+def _run_cli(settings: Settings, *args: str, sharded: bool) -> str:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "COLUMNS": "1000"}  # no wrapping
     env.pop("LIT3R_RAY__ADDRESS", None)
     if sharded:
         env.update(LIT3R_RAY__ADDRESS=str(settings.ray.address), LIT3R_RAY__SHARD_CPUS="0.1", LIT3R_RAY__SHARDS="3")
@@ -165,7 +166,11 @@ def _cli(settings: Settings, *args: str, sharded: bool) -> dict | list:
         [LIT3R, "--home", str(settings.home), *args], env=env, capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout)
+    return run.stdout
+
+
+def _cli(settings: Settings, *args: str, sharded: bool) -> dict | list:
+    return json.loads(_run_cli(settings, *args, sharded=sharded))
 
 
 def test_cli_search_and_ask_through_the_shards(homes: Homes, ray_build) -> None:
@@ -186,19 +191,19 @@ def test_cli_search_and_ask_through_the_shards(homes: Homes, ray_build) -> None:
 
 
 def test_adding_papers_updates_their_shards(homes: Homes, ray_build, tmp_path: Path) -> None:
-    from lit3r.index.distributed.ingest import build_index_on_ray
-
+    """`lit3r index --ray` after one more paper: only its texts go to the cluster, only its shard is rebuilt."""
     more = qasper_subset(tmp_path / "qasper-b.json", 1, skip=2)
     for settings in (homes.local, homes.ray):
         _ingest(settings, more)
     before = {c.text for c in _generation(homes.local).chunks}
     with CorpusStore(homes.local.home) as store:
         build_index(homes.local, store)
-    with CorpusStore(homes.ray.home) as store:
-        report = build_index_on_ray(homes.ray, store)
+    printed = " ".join(_run_cli(homes.ray, "index", "--ray", homes.address, sharded=True).split())
     local = _generation(homes.local)
-    assert report.cluster_embedded["chunk"] == len({c.text for c in local.chunks} - before)
-    assert len(report.shards.rebuilt) == 1 and len(report.shards.reused) == 2  # one new paper, one shard
+    embedded = re.search(r"(\d+) chunks and (\d+) papers embedded on the cluster, 0 texts here", printed)
+    assert embedded, printed
+    assert int(embedded.group(1)) == len({c.text for c in local.chunks} - before) and embedded.group(2) == "1"
+    assert re.search(r"3 shards in \S+ \(rebuilt 1, reused 2\)", printed), printed  # one new paper, one shard
     sharded = CorpusIndex.open(homes.ray)
     try:
         for query in QUERIES:

@@ -27,7 +27,7 @@ import numpy as np
 from lit3r.corpus.store import CorpusStore
 from lit3r.index.build import BuildReport, EmptyCorpusError, build_index
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.index.distributed.cluster import ClusterError, cluster_cpus, connect
+from lit3r.index.distributed.cluster import ClusterError, connect, free_cpus
 from lit3r.index.distributed.pipeline import CHUNK, PAPER, EmbedPapers, Precomputed, known_hashes
 from lit3r.index.distributed.shard_build import ShardReport, build_shards
 from lit3r.index.embed_cache import EmbeddingCache, text_hash
@@ -172,10 +172,10 @@ def _known_texts(
 
 def _embedding_dataset(ray: ModuleType, settings: Settings, records: list[str], known: dict[str, set[str]]):
     """The Ray Data pipeline: paper records, in blocks, through a fixed pool of embedding actors."""
-    cpus = cluster_cpus(ray)
+    cpus = free_cpus(ray)
     if cpus < settings.ray.embed_cpus:
         raise ClusterError(
-            f"the Ray cluster at {settings.ray.address} offers {cpus:g} CPUs; an embedding actor needs "
+            f"the Ray cluster at {settings.ray.address} has {cpus:g} free CPUs; an embedding actor needs "
             f"ray.embed_cpus={settings.ray.embed_cpus:g}"
         )
     actors = settings.ray.embed_actors or int(cpus // settings.ray.embed_cpus)
