@@ -183,11 +183,11 @@ def main() -> None:
         ingest([args.qasper], store)
         build_index(Settings(home=index_home), store)
     folder = Path(tempfile.mkdtemp(prefix="bench-ray-"))
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the cluster on the way out (finally below)
     cluster = LocalCluster(workers=2, worker_cpus=1, head_cpus=0).start()
     os.environ.update(cluster.env)
     try:
         ray = connect(RaySettings(address=cluster.address))
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # after Ray's own handler: run the finally below
         cluster.wait_for_nodes(ray, 3)
         path, questions = subset(args.qasper, args.papers, folder)
         template = folder / "template"

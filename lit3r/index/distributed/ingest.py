@@ -178,10 +178,10 @@ def _embedding_dataset(ray: ModuleType, settings: Settings, records: list[str], 
             f"the Ray cluster at {settings.ray.address} has {cpus:g} free CPUs; an embedding actor needs "
             f"ray.embed_cpus={settings.ray.embed_cpus:g}"
         )
-    actors = settings.ray.embed_actors or int(cpus // settings.ray.embed_cpus)
-    batch = max(1, min(settings.ray.batch_papers, -(-len(records) // actors)))  # every actor gets work
+    actors = min(settings.ray.embed_actors or int(cpus // settings.ray.embed_cpus), len(records))
+    rounds = -(-len(records) // (actors * settings.ray.batch_papers))
+    batch = -(-len(records) // (actors * rounds))  # at most batch_papers, and as many batches for every actor
     blocks = -(-len(records) // batch)
-    actors = min(actors, blocks)
     dataset = ray.data.from_items([{"data": r} for r in records], override_num_blocks=blocks)
     dataset = dataset.map_batches(
         EmbedPapers,
