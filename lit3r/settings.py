@@ -91,7 +91,7 @@ class RaySettings(BaseModel):
     embed_actors: int = Field(
         default=0,
         ge=0,
-        description="Embedding actors (each loads the encoder once); 0: free cluster CPUs / embed_cpus.",
+        description="Embedding actors (each loads the encoder once); 0: cluster CPUs / embed_cpus.",
     )
     embed_cpus: float = Field(default=1.0, gt=0, description="CPUs each embedding actor reserves.")
     batch_papers: int = Field(default=8, gt=0, description="Papers per actor call (parsed, chunked, embedded).")

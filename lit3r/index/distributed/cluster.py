@@ -98,6 +98,6 @@ def connect(settings: RaySettings) -> ModuleType:
     return ray
 
 
-def free_cpus(ray: ModuleType) -> float:
-    """CPUs of the cluster's alive nodes that no task or actor holds now."""
-    return float(ray.available_resources().get("CPU", 0.0))
+def cluster_cpus(ray: ModuleType) -> float:
+    """CPUs of the cluster's alive nodes."""
+    return float(ray.cluster_resources().get("CPU", 0.0))

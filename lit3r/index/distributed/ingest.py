@@ -9,7 +9,7 @@
 2. The ordinary build (:func:`lit3r.index.build.build_index`) then writes the
    generation exactly as on one machine, finding every vector in the cache.
 3. The generation is split into shards by paper id, built on the cluster
-   (:mod:`lit3r.index.distributed.shards`).
+   (:mod:`lit3r.index.distributed.shard_build`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from lit3r.corpus.store import CorpusStore
 from lit3r.index.build import BuildReport, EmptyCorpusError, build_index
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.index.distributed.cluster import ClusterError, connect, free_cpus
+from lit3r.index.distributed.cluster import ClusterError, cluster_cpus, connect
 from lit3r.index.distributed.pipeline import CHUNK, PAPER, EmbedPapers, Precomputed, known_hashes
 from lit3r.index.distributed.shard_build import ShardReport, build_shards
 from lit3r.index.embed_cache import EmbeddingCache, text_hash
@@ -172,10 +172,10 @@ def _known_texts(
 
 def _embedding_dataset(ray: ModuleType, settings: Settings, records: list[str], known: dict[str, set[str]]):
     """The Ray Data pipeline: paper records, in blocks, through a fixed pool of embedding actors."""
-    cpus = free_cpus(ray)
+    cpus = cluster_cpus(ray)
     if cpus < settings.ray.embed_cpus:
         raise ClusterError(
-            f"the Ray cluster at {settings.ray.address} has {cpus:g} free CPUs; an embedding actor needs "
+            f"the Ray cluster at {settings.ray.address} has {cpus:g} CPUs; an embedding actor needs "
             f"ray.embed_cpus={settings.ray.embed_cpus:g}"
         )
     actors = min(settings.ray.embed_actors or int(cpus // settings.ray.embed_cpus), len(records))
@@ -186,7 +186,11 @@ def _embedding_dataset(ray: ModuleType, settings: Settings, records: list[str], 
     dataset = dataset.map_batches(
         EmbedPapers,
         batch_size=batch,
-        compute=ray.data.ActorPoolStrategy(size=actors),
+        # all actors are asked for at once; the pipeline runs as soon as one is up (CPUs others hold now are
+        # waited for, not required), and each actor takes its next batch when done (balance at the end)
+        compute=ray.data.ActorPoolStrategy(
+            min_size=1, max_size=actors, initial_size=actors, max_tasks_in_flight_per_actor=1
+        ),
         num_cpus=settings.ray.embed_cpus,
         fn_constructor_kwargs={
             "chunker": settings.chunker.model_dump_json(),
