@@ -187,9 +187,9 @@ def _embedding_dataset(ray: ModuleType, settings: Settings, records: list[str], 
         EmbedPapers,
         batch_size=batch,
         # all actors are asked for at once; the pipeline runs as soon as one is up (CPUs others hold now are
-        # waited for, not required), and each actor takes its next batch when done (balance at the end)
+        # waited for, not required); two batches in flight per actor keep it busy between batches
         compute=ray.data.ActorPoolStrategy(
-            min_size=1, max_size=actors, initial_size=actors, max_tasks_in_flight_per_actor=1
+            min_size=1, max_size=actors, initial_size=actors, max_tasks_in_flight_per_actor=2
         ),
         num_cpus=settings.ray.embed_cpus,
         fn_constructor_kwargs={
