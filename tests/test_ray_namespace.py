@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ray_support import NAMESPACE_ENV
+from ray_support import NAMESPACE_ENV, QASPER
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER_TESTS = ROOT / "tests" / "ray_cluster.py"
@@ -26,6 +26,8 @@ CLUSTER_TESTS = ROOT / "tests" / "ray_cluster.py"
 
 def _namespace_command() -> list[str]:
     pytest.importorskip("ray", reason="the ray extra is not installed (`make install` installs it)")
+    if not QASPER.exists():
+        pytest.skip(f"needs the shared data folder (the cluster indexes a QASPER subset): {QASPER}")
     if shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.skip("needs unshare (util-linux) and ip (iproute2) to make a loopback-only network namespace")
     probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, text=True)
@@ -36,6 +38,7 @@ def _namespace_command() -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.shared_data
 def test_cluster_tests_pass_in_a_loopback_namespace() -> None:
     command = _namespace_command()
     env = {**os.environ, NAMESPACE_ENV: "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
