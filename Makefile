@@ -19,7 +19,7 @@ CRASH_RUNS ?= 20
 CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: install install-local install-encoders demo serve browser test lint fuzz crash-test bench-index \
-	bench-fast-index bench-encoders bench-retrieval bench-gate bench-serve fuzz-api bench-scale bench-ann-qasper clean
+	bench-fast-index bench-encoders bench-retrieval bench-gate bench-serve fuzz-api bench-scale bench-ann-qasper bench-ray clean
 
 install: $(VENV)/.installed
 
@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,serve,platform]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,serve,platform,ray]"
 	touch $@
 
 # The local profile (lit3r --preset local ...): llama-cpp-python's server, compiled from source, and the
@@ -117,6 +117,12 @@ bench-scale: install
 bench-ann-qasper: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_ann_qasper.py --qasper $(QASPER) \
 		--out bench-out/ann-qasper.json
+
+# Distributed ingest and sharded search on a local Ray cluster (head + 2 workers), in a loopback-only
+# network namespace (needs root or user namespaces); about 20 minutes on 2 cores.
+bench-ray: install
+	unshare -n sh -c 'ip link set lo up && HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_ray.py \
+		--qasper $(QASPER) --out bench-out/ray.json'
 
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache bench-out

@@ -152,6 +152,32 @@ class IndexSettings(BaseModel):
         return shape
 
 
+class RaySettings(BaseModel):
+    address: str | None = Field(
+        default=None,
+        description="Ray cluster (the head's host:port, e.g. 127.0.0.1:6379) that `lit3r index` embeds on and "
+        "searches use; None: everything runs in this process. `lit3r index --ray ADDRESS` sets it.",
+    )
+    search: bool = Field(
+        default=True, description="With an address, search through one Ray actor per shard (else the local files)."
+    )
+    shards: int = Field(default=4, ge=1, description="Shards, partitioned by a hash of the paper id.")
+    embed_actors: int = Field(
+        default=0,
+        ge=0,
+        description="Embedding actors (each loads the encoder once); 0: cluster CPUs / embed_cpus.",
+    )
+    embed_cpus: float = Field(default=1.0, gt=0, description="CPUs each embedding actor reserves.")
+    batch_papers: int = Field(default=8, gt=0, description="Papers per actor call (parsed, chunked, embedded).")
+    shard_cpus: float = Field(default=0.25, ge=0, description="CPUs each shard actor reserves (queries are short).")
+    max_restarts: int = Field(default=5, ge=-1, description="Restarts of a shard actor that died (-1: no limit).")
+    max_task_retries: int = Field(
+        default=5, ge=-1, description="Retries of a shard query whose actor died (-1: no limit)."
+    )
+    timeout_s: float = Field(default=120.0, gt=0, description="Longest wait for all shards to answer one query.")
+    connect_timeout_s: float = Field(default=10.0, gt=0, description="Longest wait for the head's port to answer.")
+
+
 class GroundingSettings(BaseModel):
     verify: bool = Field(default=True, description="Check every sentence of an answer against the chunks it cites.")
     judge: Literal["auto", "exact", "nli", "llm"] = Field(
@@ -279,6 +305,9 @@ class Settings(BaseSettings):
     paper_embedder: PaperEmbedderSettings = Field(default_factory=PaperEmbedderSettings)
     bm25: BM25Settings = Field(default_factory=BM25Settings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    ray: RaySettings = Field(
+        default_factory=RaySettings, description="Distributed ingest and sharded search on Ray (the `ray` extra)."
+    )
     retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)
     llm: LLMSettings = Field(
         default_factory=LLMSettings, description="Chat endpoint, timeouts, retries and budget; 'none' = offline."

@@ -76,12 +76,23 @@ STAGE_UNITS = {"chunk papers": "papers", "embed chunks": "chunks", "embed papers
 
 
 @app.command()
-def index() -> None:
+def index(
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", metavar="ADDRESS", help="Embed on this Ray cluster (its head's HOST:PORT) and shard."),
+    ] = None,
+) -> None:
     """Build or update the indexes for the current settings (only new text is embedded)."""
     from lit3r.index.build import EmptyCorpusError, build_index
 
     existing_home()
     writable_home()
+    if ray is not None:
+        ray_settings = state.settings.ray.model_copy(update={"address": ray})
+        state.settings = state.settings.model_copy(update={"ray": ray_settings})
+    if state.settings.ray.address:
+        _index_on_ray(state.settings)
+        return
     with CorpusStore(state.settings.home, create=False) as store, progress_bar() as bar:
         tasks: dict[str, Any] = {}
 
@@ -117,6 +128,29 @@ def _disk_problem(exc: OSError, home: Path) -> str:
     except OSError:
         free = ""
     return f"{exc.strerror or exc}{where}{free}"
+
+
+def _index_on_ray(settings: Settings) -> None:
+    """``lit3r index`` on the Ray cluster at ``settings.ray.address``."""
+    from lit3r.index.build import EmptyCorpusError
+    from lit3r.index.distributed.cluster import ClusterError
+    from lit3r.index.distributed.ingest import build_index_on_ray
+
+    with CorpusStore(settings.home, create=False) as store, progress_bar() as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.advance(tasks[stage], done)
+
+        try:
+            report = build_index_on_ray(settings, store, progress=progress)
+        except (EmptyCorpusError, ClusterError) as exc:
+            fail(str(exc))
+    if report.embedded_here:
+        err.print("[yellow]warning:[/] the cluster's chunks differ from this machine's: do all nodes run this lit3r?")
+    out.print("\n".join(report.summary()), highlight=False)
 
 
 @app.command()

@@ -45,6 +45,10 @@ class CorpusIndex:
             raise IndexNotBuiltError(
                 f"no index for these settings (key {layout.key}) under {settings.home}: run `lit3r index` first"
             )
+        if settings.ray.address and settings.ray.search:  # chunk search through the shard actors of a Ray cluster
+            from lit3r.index.distributed.sharded_index import ShardedCorpusIndex
+
+            return ShardedCorpusIndex.connect(current, settings)
         return cls(current, settings)
 
     @cached_property
