@@ -45,9 +45,9 @@ from lit3r.index.distributed.ingest import build_index_on_ray
 from lit3r.index.distributed.local import LocalCluster
 from lit3r.index.distributed.shard_build import build_shards
 from lit3r.index.distributed.sharded_index import ShardedCorpusIndex
+from lit3r.retrieval.search import rank_chunks
+from lit3r.retrieval.subquery import sweep
 from lit3r.settings import RaySettings, Settings
-from lit3r.tools.retrieve import sweep
-from lit3r.tools.search import rank_chunks
 
 LIT3R_CHUNKS, LIT3R_PAPERS = 2_560_000, 27_487
 

@@ -22,8 +22,8 @@ from lit3r.index.citations import CitationGraph
 from lit3r.index.dense import DenseIndex
 from lit3r.index.encoders import QueryCache, load_encoder
 from lit3r.models import chunk_id
+from lit3r.retrieval.config import RetrieverSettings
 from lit3r.settings import EmbedderSettings, Settings
-from lit3r.tools.config import RetrieverSettings
 
 from scale.indexing import Stopwatch, build_variants, exact_truth, folder_mb, serve_variants
 from scale.memory import PeakRSS

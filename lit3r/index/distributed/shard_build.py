@@ -90,7 +90,7 @@ def build_shards(
         folder = str(scratch / plan.name)
         _, tokens = parts[plan.number]
         args = (folder, plan.chunk_ids, plan.rows, tokens, vectors, own[plan.number], corpus, bm25)
-        written.append(write_remote.remote(*args, settings.index.dense_fp16))
+        written.append(write_remote.remote(*args, settings.index.dtype == "fp16"))
     pending = list(written)
     while pending:
         done, pending = ray.wait(pending, num_returns=1)

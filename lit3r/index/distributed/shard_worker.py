@@ -18,7 +18,7 @@ import numpy as np
 from lit3r.index.bm25 import BM25Index, tokenize
 from lit3r.index.dense import DenseIndex
 from lit3r.index.distributed.term_stats import TermStats, build_shard_bm25
-from lit3r.settings import BM25Settings
+from lit3r.settings import BM25Settings, IndexSettings
 
 
 def tokenize_shard(texts: list[str], bm25: str) -> tuple[TermStats, list[list[str]]]:
@@ -67,7 +67,7 @@ def stored_vectors_index(ids: list[str], vectors: np.ndarray, fp16: bool) -> Den
     else:
         index = faiss.IndexFlatIP(dim)
     index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    return DenseIndex(index, ids, fp16)
+    return DenseIndex(index, ids, IndexSettings(dense_dtype="fp16" if fp16 else "fp32"), dim)
 
 
 ShardHit = tuple[str, float, int]

@@ -136,7 +136,7 @@ class ShardedCorpusIndex(CorpusIndex):
 
     @cached_property
     def dense(self) -> ShardedDense:  # type: ignore[override]
-        dim, fp16 = int(self.manifest["encoder"]["dim"]), self.settings.index.dense_fp16
+        dim, fp16 = int(self.manifest["encoder"]["dim"]), self.settings.index.dtype == "fp16"
         return ShardedDense(self.pool, self.chunk_shard, [c.id for c in self.chunks], dim, fp16)
 
     def close(self) -> None:

@@ -2,7 +2,7 @@
 
 These tests run inside a loopback-only network namespace (Ray advertises the
 machine's address to its peers; there, only 127.0.0.1 exists), started by
-tests/test_ray_namespace.py, which runs this file as its own pytest process
+tests/cluster/test_ray_namespace.py, which runs this file as its own pytest process
 (its name keeps it out of the ordinary collection; run alone, outside a
 namespace, it skips). They build the demo corpus and a QASPER subset on the
 cluster and on one machine, check that the distributed build and the sharded
@@ -31,14 +31,14 @@ from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
 from lit3r.index.build import build_index
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.retrieval.search import rank_chunks
 from lit3r.settings import Settings
-from lit3r.tools.search import rank_chunks
 
 from ray_support import NAMESPACE_ENV, assert_same_search, qasper_subset
 
 pytestmark = pytest.mark.skipif(
     os.environ.get(NAMESPACE_ENV) != "1",
-    reason="needs a loopback-only network namespace: tests/test_ray_namespace.py runs these tests inside one",
+    reason="needs a loopback-only network namespace: tests/cluster/test_ray_namespace.py runs these tests inside one",
 )
 
 QUERIES = [
@@ -175,9 +175,9 @@ def _cli(settings: Settings, *args: str, sharded: bool) -> dict | list:
 
 def test_cli_search_and_ask_through_the_shards(homes: Homes, ray_build) -> None:
     """What a user compares: `lit3r search --json` and `lit3r ask --json` on the cluster and on one machine."""
-    from lit3r.agent.api import ask
+    from lit3r.app.ask import ask
     from lit3r.cli.agent import answer_document
-    from lit3r.tools.search import search_chunks
+    from lit3r.retrieval.search import search_index as search_chunks
 
     query = QUERIES[0]
     sharded = _cli(homes.ray, "search", query, "--mode", "bm25", "-k", "10", "--json", sharded=True)

@@ -1,7 +1,7 @@
 """Sharded search equals one-machine search: the shard build and the sharded index, with Ray's calls inline.
 
-The same code runs on a real cluster in tests/ray_cluster.py; here every
-task and actor call runs in this process (tests/ray_support.py), so rankings
+The same code runs on a real cluster in tests/cluster/ray_cluster.py; here every
+task and actor call runs in this process (tests/cluster/ray_support.py), so rankings
 and scores can be compared on many queries in a second.
 """
 
@@ -23,9 +23,9 @@ from lit3r.index.distributed.shard_worker import tokenize_shard, write_shard
 from lit3r.index.distributed.sharded_index import ShardedCorpusIndex, ShardedDense, merge_hits
 from lit3r.index.distributed.shards import ShardSet, shard_of
 from lit3r.index.distributed.term_stats import corpus_stats
+from lit3r.retrieval.search import rank_chunks
+from lit3r.retrieval.subquery import sweep
 from lit3r.settings import Settings
-from lit3r.tools.retrieve import sweep
-from lit3r.tools.search import rank_chunks
 
 from conftest import qasper_paper, write_qasper
 from ray_support import InlineRay, assert_same_search

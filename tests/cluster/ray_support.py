@@ -3,7 +3,7 @@
 :class:`InlineRay` runs ``ray.remote`` tasks and actor methods at once in this
 process, so the shard orchestration and the sharded index can be checked
 against the one-machine index without a cluster. The real cluster tests
-(tests/ray_cluster.py, run by tests/test_ray_namespace.py) use Ray itself.
+(tests/cluster/ray_cluster.py, run by tests/cluster/test_ray_namespace.py) use Ray itself.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.tools.search import rank_chunks
+from lit3r.retrieval.search import rank_chunks
 
 from conftest import SHARED_DATA
 
 QASPER = SHARED_DATA / "qasper" / "qasper-test-v0.3.corpus-and-dev-questions.json.gz"
 NAMESPACE_ENV = "LIT3R_RAY_NAMESPACE"
-"""Set to 1 by tests/test_ray_namespace.py for the cluster tests it runs inside a loopback-only namespace."""
+"""Set to 1 by tests/cluster/test_ray_namespace.py for the cluster tests it runs inside a loopback-only namespace."""
 
 
 DENSE_TOLERANCE = 1e-5

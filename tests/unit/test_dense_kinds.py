@@ -16,8 +16,8 @@ from lit3r.index.build import build_index
 from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
 from lit3r.index.dense import DenseIndex, auto_nlist, factory_string
 from lit3r.index.dense_search import ivf_probes, plan_restricted, top_k_of_rows
+from lit3r.retrieval.search import search_index as search_chunks
 from lit3r.settings import IndexSettings, Settings, index_key
-from lit3r.tools.search import search_chunks
 
 from conftest import qasper_paper, write_qasper
 

@@ -1,4 +1,4 @@
-"""Runs the Ray cluster tests (tests/ray_cluster.py) inside a loopback-only network namespace.
+"""Runs the Ray cluster tests (tests/cluster/ray_cluster.py) inside a loopback-only network namespace.
 
 Ray nodes advertise the machine's address and listen on it; in a fresh
 network namespace with only ``lo`` up, the head, the two worker nodes and the
@@ -20,8 +20,8 @@ import pytest
 
 from ray_support import NAMESPACE_ENV, QASPER
 
-ROOT = Path(__file__).resolve().parents[1]
-CLUSTER_TESTS = ROOT / "tests" / "ray_cluster.py"
+ROOT = Path(__file__).resolve().parents[2]
+CLUSTER_TESTS = ROOT / "tests" / "cluster" / "ray_cluster.py"
 
 
 def _namespace_command() -> list[str]:

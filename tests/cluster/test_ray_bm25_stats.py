@@ -30,7 +30,7 @@ def demo_chunks() -> list[tuple[str, str, str]]:
     """(chunk id, paper id, text) of the demo corpus, chunked by the default chunker."""
     from lit3r.cli.corpus import demo_papers_dir
 
-    files, _ = discover([demo_papers_dir()])
+    files = discover([demo_papers_dir()]).files
     chunks = []
     for path in files:
         for parsed in parser_for(path)(path):
