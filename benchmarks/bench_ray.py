@@ -45,6 +45,7 @@ from lit3r.index.distributed.ingest import build_index_on_ray
 from lit3r.index.distributed.local import LocalCluster
 from lit3r.index.distributed.shard_build import build_shards
 from lit3r.index.distributed.sharded_index import ShardedCorpusIndex
+from lit3r.index.opening import open_index
 from lit3r.retrieval.search import rank_chunks
 from lit3r.retrieval.subquery import sweep
 from lit3r.settings import RaySettings, Settings
@@ -142,7 +143,7 @@ def equality(local_home: Path, ray_home: Path, address: str, questions: list[str
     """How a cluster build searched through its shards compares with a one-machine build of the same papers."""
     local = CorpusIndex.open(Settings(home=local_home))
     files = CorpusIndex.open(Settings(home=ray_home))
-    sharded = CorpusIndex.open(Settings(home=ray_home, ray={"address": address}))
+    sharded = open_index(Settings(home=ray_home, ray={"address": address}))
     ids, pids = [c.id for c in local.chunks], sorted(local.papers)
     out = {
         "chunks_identical": [c.model_dump() for c in files.chunks] == [c.model_dump() for c in local.chunks],
@@ -220,9 +221,9 @@ def main() -> None:
         assert {"local", "ray-2-actors"} <= set(last)
         same = equality(folder / "local", folder / "ray-2-actors", cluster.address, questions[: args.queries])
         settings = Settings(home=index_home, ray={"address": cluster.address, "shards": args.shards})
-        local = CorpusIndex.open(settings.model_copy(update={"ray": settings.ray.model_copy(update={"search": False})}))
+        local = CorpusIndex.open(settings)
         build_shards(ray, settings, local.folder)
-        sharded = CorpusIndex.open(settings)
+        sharded = open_index(settings)
         report = {
             "papers": args.papers,
             "reps": args.reps,

@@ -162,12 +162,13 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON list of hits.")] = False,
 ) -> None:
     """Rank chunks for a query and show them with their locators."""
-    from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
+    from lit3r.index.corpus_index import IndexNotBuiltError
+    from lit3r.index.opening import open_index
     from lit3r.retrieval.search import search_index
 
     existing_home()
     try:
-        hits = search_index(CorpusIndex.open(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
+        hits = search_index(open_index(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
     except (IndexNotBuiltError, ValueError) as exc:
         fail(str(exc))
     if as_json:

@@ -236,7 +236,7 @@ def _grounding_summary(report: dict) -> list[str]:
 def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
     """Ingest and index a dataset file's papers under their own home; reused while unchanged."""
     from lit3r.index.build import build_index
-    from lit3r.index.corpus_index import CorpusIndex
+    from lit3r.index.opening import open_index
 
     if not data.is_file():
         fail(f"{data}: no such file")
@@ -247,7 +247,7 @@ def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
             fail("; ".join(f"{path}: {problem}" for path, problem in report.failed))
         err.print(f"indexing {store.count_papers()} papers under {settings.home} (reused when unchanged)")
         build_index(settings, store)
-    return CorpusIndex.open(settings), settings
+    return open_index(settings), settings
 
 
 def _table(results: dict[str, dict[str, dict]]) -> str:

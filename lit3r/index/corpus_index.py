@@ -38,17 +38,14 @@ class CorpusIndex:
 
     @classmethod
     def open(cls, settings: Settings) -> CorpusIndex:
-        """The current index for ``settings``, or a clear error saying how to build it."""
+        """The current generation for ``settings`` from this machine's files, or a clear error saying how to
+        build it (:func:`lit3r.index.opening.open_index` also searches it through a Ray cluster's shards)."""
         layout = IndexLayout(settings)
         current = layout.current()
         if current is None:
             raise IndexNotBuiltError(
                 f"no index for these settings (key {layout.key}) under {settings.home}: run `lit3r index` first"
             )
-        if settings.ray.address and settings.ray.search:  # chunk search through the shard actors of a Ray cluster
-            from lit3r.index.distributed.sharded_index import ShardedCorpusIndex
-
-            return ShardedCorpusIndex.connect(current, settings)
         return cls(current, settings)
 
     @cached_property

@@ -31,6 +31,7 @@ from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
 from lit3r.index.build import build_index
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.index.opening import open_index
 from lit3r.retrieval.search import rank_chunks
 from lit3r.settings import Settings
 
@@ -123,7 +124,7 @@ def ray_build(homes: Homes):
 
 
 def _generation(settings: Settings) -> CorpusIndex:
-    return CorpusIndex.open(settings.model_copy(update={"ray": settings.ray.model_copy(update={"search": False})}))
+    return CorpusIndex.open(settings)
 
 
 def test_cluster_build_equals_one_machine_build(homes: Homes, ray_build) -> None:
@@ -144,7 +145,7 @@ def test_cluster_build_equals_one_machine_build(homes: Homes, ray_build) -> None
 def test_sharded_search_equals_one_machine_search(homes: Homes, ray_build) -> None:
     from lit3r.index.distributed.sharded_index import ShardedCorpusIndex
 
-    sharded = CorpusIndex.open(homes.ray)
+    sharded = open_index(homes.ray)
     assert isinstance(sharded, ShardedCorpusIndex)
     same_files, local = _generation(homes.ray), _generation(homes.local)
     papers = sorted(local.papers)
@@ -204,7 +205,7 @@ def test_adding_papers_updates_their_shards(homes: Homes, ray_build, tmp_path: P
     assert embedded, printed
     assert int(embedded.group(1)) == len({c.text for c in local.chunks} - before) and embedded.group(2) == "1"
     assert re.search(r"3 shards in \S+ \(rebuilt 1, reused 2\)", printed), printed  # one new paper, one shard
-    sharded = CorpusIndex.open(homes.ray)
+    sharded = open_index(homes.ray)
     try:
         for query in QUERIES:
             assert rank_chunks(sharded, query, "bm25", 100) == rank_chunks(local, query, "bm25", 100)
@@ -251,7 +252,7 @@ def _query_while(index: CorpusIndex, expected: dict, action, recovered, timeout_
 
 
 def test_a_killed_shard_actor_is_restarted_and_the_query_retried(homes: Homes, ray_build) -> None:
-    index = CorpusIndex.open(homes.ray)
+    index = open_index(homes.ray)
     try:
         expected = {q: rank_chunks(index, q, "hybrid", 30) for q in QUERIES}
         victim = index.pool.info()[0]["pid"]
@@ -274,7 +275,7 @@ def _node_of(cluster, pid: int):
 def test_a_killed_worker_node_loses_no_answer(cluster, homes: Homes, ray_build) -> None:
     import ray
 
-    index = CorpusIndex.open(homes.ray)
+    index = open_index(homes.ray)
     try:
         expected = {q: rank_chunks(index, q, "hybrid", 30) for q in QUERIES}
         before = index.pool.info()[0]

@@ -16,6 +16,7 @@ from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
 from lit3r.index.distributed.cluster import ClusterError, check_reachable, connect, head_endpoint
 from lit3r.index.distributed.local import free_port
 from lit3r.index.distributed.shard_build import build_shards
+from lit3r.index.opening import open_index
 from lit3r.settings import RaySettings, Settings, index_key, load_settings
 
 from conftest import qasper_paper, write_qasper
@@ -65,11 +66,11 @@ def test_search_needs_shards_then_a_reachable_cluster(tmp_path: Path, hashing_en
         ingest([corpus], store)
         generation = build_index(settings, store).generation
     with pytest.raises(IndexNotBuiltError, match=f"no search shards: build them with `lit3r index --ray {address}`"):
-        CorpusIndex.open(settings)
+        open_index(settings)
     build_shards(InlineRay(), settings, generation)
     with pytest.raises(ClusterError, match=f"no Ray cluster reachable at {address}"):
-        CorpusIndex.open(settings)
-    local = CorpusIndex.open(settings.model_copy(update={"ray": settings.ray.model_copy(update={"search": False})}))
+        open_index(settings)
+    local = CorpusIndex.open(settings)
     assert local.bm25_chunks.search("bm25", 3)
 
 
