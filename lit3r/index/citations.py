@@ -61,6 +61,19 @@ class CitationGraph:
         """Corpus papers that ``pid`` cites, in reference-list order."""
         return list(self._references.get(pid, []))
 
+    def reference_count(self, pid: str) -> int:
+        """How many corpus papers ``pid`` cites."""
+        return len(self._references.get(pid, ()))
+
+    def co_citing(self, pid: str) -> dict[str, int]:
+        """Every paper that cites at least one of the papers ``pid`` cites -> how many of them it cites
+        (``pid`` itself included), counted through the cited-by lists without copying them."""
+        counts: dict[str, int] = {}
+        for cited in self._references.get(pid, ()):
+            for citer in self._cited_by.get(cited, ()):
+                counts[citer] = counts.get(citer, 0) + 1
+        return counts
+
     def cited_by(self, pid: str) -> set[str]:
         """Corpus papers that cite ``pid`` (empty for an unknown id)."""
         return set(self._cited_by.get(pid, set()))

@@ -14,7 +14,7 @@ RRF (k=60), keeps 100 and puts the seeds first; :func:`final_ranking` is the A/B
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -54,23 +54,30 @@ def vector_neighbours(
     return [paper for paper, _score in hits if paper != seed][:depth]
 
 
-def references_by_paper(index: CorpusIndex, allowed_papers: Collection[str] | None = None) -> dict[str, set[str]]:
-    """Cited corpus papers of every paper in the citation graph (restricted to ``allowed_papers``)."""
-    allowed = _allowed_set(allowed_papers)
-    graph = index.citations
-    return {pid: graph.references(pid) for pid in graph.papers if allowed is None or pid in allowed}
-
-
 def coupling_neighbours(
     index: CorpusIndex,
     seed: str,
     min_shared: int = 2,
-    refs_by_paper: Mapping[str, Collection[str]] | None = None,
+    allowed_papers: Collection[str] | None = None,
 ) -> list[str]:
-    """Bibliographically coupled papers of ``seed`` (Jaccard, at least ``min_shared`` shared refs), best first."""
-    refs = refs_by_paper if refs_by_paper is not None else references_by_paper(index)
-    found = fusion.coupling_scores(index.citations.references(seed), refs, min_shared=min_shared, exclude=[seed])
-    return [paper for paper, _score in found]
+    """Bibliographically coupled papers of ``seed`` (Jaccard, at least ``min_shared`` shared refs), best first.
+
+    The rule of :func:`~lit3r.retrieval.fusion.coupling_scores` (same scores, same order), computed from the
+    graph's cited-by lists: only papers that cite one of the seed's references are counted, and no paper's
+    reference set is copied (scoring every paper of the graph took 157 ms a seed at 36,584 synthetic papers:
+    docs/BENCHMARKS.md, "Scale").
+    """
+    if min_shared < 1:
+        raise ValueError(f"min_shared must be >= 1, got {min_shared}")
+    graph = index.citations
+    allowed = _allowed_set(allowed_papers)
+    size = graph.reference_count(seed)
+    found: list[tuple[str, float, int]] = []
+    for paper, shared in graph.co_citing(seed).items():
+        if paper != seed and shared >= min_shared and (allowed is None or paper in allowed):
+            found.append((paper, shared / (size + graph.reference_count(paper) - shared), shared))
+    found.sort(key=lambda row: (-row[1], -row[2], row[0]))
+    return [paper for paper, _score, _shared in found]
 
 
 def bm25_neighbours(
@@ -91,12 +98,11 @@ def seed_neighbours(
     allowed_papers: Collection[str] | None = None,
 ) -> dict[str, list[list[str]]]:
     """Source name -> one neighbour list per seed (seed order), for the three sources."""
-    refs = references_by_paper(index, allowed_papers)
     depth = settings.relate_depth
     out: dict[str, list[list[str]]] = {name: [] for name in SOURCES}
     for seed in seeds:
         out["paper_vectors"].append(vector_neighbours(index, seed, depth, allowed_papers))
-        out["coupling"].append(coupling_neighbours(index, seed, settings.coupling_min_shared, refs)[:depth])
+        out["coupling"].append(coupling_neighbours(index, seed, settings.coupling_min_shared, allowed_papers)[:depth])
         out["bm25"].append(bm25_neighbours(index, seed, settings.relate_seed_chars, depth, allowed_papers))
     return out
 

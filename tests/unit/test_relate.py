@@ -85,3 +85,26 @@ def test_ab_fusion_k10_top_50() -> None:
     assert dict(final)["a0"] == pytest.approx(1 / 11)
     assert final == fusion.rrf([a, b], k=10, limit=50)
     assert len(final_ranking(a, b, RetrieverSettings(final_papers=5))) == 5
+
+
+def test_coupling_through_the_cited_by_lists_equals_scoring_every_paper() -> None:
+    """Only papers sharing a reference with the seed are scored; on a random graph the neighbours (order
+    included) are what a scan of every paper gives, with and without a restriction to some papers."""
+    import random
+    from types import SimpleNamespace
+
+    from lit3r.index.citations import CitationGraph
+
+    rng = random.Random(7)
+    papers = [f"p{i:03d}" for i in range(200)]
+    graph = CitationGraph({pid: rng.sample(papers, rng.randint(0, 12)) for pid in papers})
+    index = SimpleNamespace(citations=graph)
+    allowed = set(rng.sample(papers, 80))
+    coupled = 0
+    for seed in papers[:40]:
+        for restriction in (None, allowed):
+            every = {p: graph.references(p) for p in graph.papers if restriction is None or p in restriction}
+            expected = [p for p, _ in fusion.coupling_scores(graph.references(seed), every, 2, exclude=[seed])]
+            assert coupling_neighbours(index, seed, 2, restriction) == expected
+            coupled += len(expected)
+    assert coupled > 100  # the graph couples many pairs, so the comparison is not between empty lists
