@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 CandidateOrder = Literal["fused", "round_robin", "grouped"]
+PrfWhen = Literal["always", "agree"]
+Fusion = Literal["blend", "learned"]
 
 
 class RetrieverSettings(BaseModel):
@@ -23,6 +25,20 @@ class RetrieverSettings(BaseModel):
     depth: int = Field(default=100, gt=0, description="Results taken from each index (chunk BM25, paper BM25, dense).")
     prf: bool = Field(default=True, description="Pseudo-relevance feedback: one expanded sweep per subquery.")
     prf_chars: int = Field(default=512, ge=0, description="Characters of the top paper's title-abstract appended.")
+    prf_when: PrfWhen = Field(
+        default="always",
+        description="When the PRF sweep runs: 'always' (seed), or 'agree': only when chunk BM25, paper BM25 and the "
+        "dense index all rank the same paper first (the feedback paper is then likely relevant). Never within a "
+        "single allowed paper, whose ranking PRF cannot change.",
+    )
+    prf_weight: float = Field(
+        default=1.0, ge=0, description="RRF weight of the PRF sweep's paper ranking against 1 for the original."
+    )
+    prf_chunks: bool = Field(
+        default=True,
+        description="Whether the PRF sweep's chunk hits join the candidate chunks (seed: yes); off, PRF only "
+        "reorders papers and the chunks come from the subquery's own hits.",
+    )
 
     # Retrieve: chunk reranking.
     rerank: bool = Field(default=True, description="Score candidates with the reranker; off keeps retrieval order.")
@@ -33,6 +49,15 @@ class RetrieverSettings(BaseModel):
         "and its paper's fused rank (chosen by measurement on QASPER, docs/BENCHMARKS.md); 'round_robin' takes each "
         "paper's best chunk (papers in fused order), then each paper's second best, ...; 'grouped' lists all "
         "chunks of the first paper, then of the second, ...",
+    )
+    fusion: Fusion = Field(
+        default="blend",
+        description="How a subquery's candidates are ordered for the pool: 'blend' (seed: the blended retrieval and "
+        "reranker ranks, top retrieval chunks pinned) or 'learned' (a logistic model over the pipeline's signals, "
+        "lit3r/retrieval/learned.py; pool scores are its probabilities, nothing pinned).",
+    )
+    fusion_model: str | None = Field(
+        default=None, description="The learned fusion's model file (lit3r eval train-fusion); None: the packaged one."
     )
     pinned: int = Field(default=20, ge=0, description="Top retrieval chunks pinned above all others.")
     pool_per_subquery: int = Field(default=20, ge=0, description="Chunks each subquery adds to the shared pool.")
