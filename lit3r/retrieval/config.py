@@ -59,6 +59,12 @@ class RetrieverSettings(BaseModel):
     fusion_model: str | None = Field(
         default=None, description="The learned fusion's model file (lit3r eval train-fusion); None: the packaged one."
     )
+    pool_papers: int = Field(
+        default=20,
+        ge=0,
+        description="Learned fusion: each of the first pool_papers papers of the fused ranking adds its most probable "
+        "chunk to the pool share when none of the pool_per_subquery most probable chunks is from it.",
+    )
     pinned: int = Field(default=20, ge=0, description="Top retrieval chunks pinned above all others.")
     pool_per_subquery: int = Field(default=20, ge=0, description="Chunks each subquery adds to the shared pool.")
     blend_k: int = Field(default=60, ge=0, description="k of the blend s = w_ret/(k+r_ret) + w_rr/(k+r_rr).")

@@ -161,12 +161,31 @@ def candidate_features(
 
 
 def learned_order(
-    candidates: Sequence[str], rows: np.ndarray, model: FusionModel, keep: int
+    candidates: Sequence[str],
+    rows: np.ndarray,
+    model: FusionModel,
+    keep: int,
+    paper_of: Mapping[str, str] | None = None,
+    papers: Sequence[str] = (),
 ) -> list[tuple[str, float]]:
-    """The ``keep`` candidates with the highest probability, as ``(chunk id, probability)``; ties keep candidate
-    order."""
+    """A subquery's pool share under the learned fusion, as ``(chunk id, probability)`` best first.
+
+    The ``keep`` most probable candidates, then, for each paper of ``papers`` (the fused paper ranking's head)
+    that none of them is from, its most probable candidate. The most probable chunks often come from a few papers;
+    the extra chunks keep every top fused paper in the pool, so the paper ranking built from the pool (Ranking A)
+    does not lose the papers the fusion found, while their low probabilities leave the chunk order's head alone.
+    Ties keep candidate order.
+    """
     if not len(candidates):
         return []
     probabilities = model.probabilities(rows[:, model.columns()])
     order = sorted(range(len(candidates)), key=lambda i: -probabilities[i])
-    return [(candidates[i], float(probabilities[i])) for i in order[:keep]]
+    chosen = order[:keep]
+    if paper_of is not None and papers:
+        covered = {paper_of[candidates[i]] for i in chosen}
+        best: dict[str, int] = {}
+        for i in order[keep:]:
+            best.setdefault(paper_of[candidates[i]], i)
+        chosen += [best[p] for p in dict.fromkeys(papers) if p not in covered and p in best]
+        chosen.sort(key=lambda i: -probabilities[i])
+    return [(candidates[i], float(probabilities[i])) for i in chosen]

@@ -444,7 +444,10 @@ def retrieve_subquery(
     candidates, raw = found.candidates, found.raw
     if settings.fusion == "learned":
         rows = features_of(index, subquery, found.original, found.papers, candidates, raw)
-        pool = learned.learned_order(candidates, rows, _model(settings.fusion_model), settings.pool_per_subquery)
+        paper_of = {c: index.chunk_by_id[c].paper_id for c in candidates}
+        head = [p for p, _s in found.papers[: settings.pool_papers]]
+        model = _model(settings.fusion_model)
+        pool = learned.learned_order(candidates, rows, model, settings.pool_per_subquery, paper_of, head)
     else:
         pool = _blend(candidates, raw, settings)
     found.clock.lap("rerank")
