@@ -26,7 +26,7 @@ class RetrieverSettings(BaseModel):
     prf: bool = Field(default=True, description="Pseudo-relevance feedback: one expanded sweep per subquery.")
     prf_chars: int = Field(default=512, ge=0, description="Characters of the top paper's title-abstract appended.")
     prf_when: PrfWhen = Field(
-        default="always",
+        default="agree",
         description="When the PRF sweep runs: 'always' (seed), or 'agree': only when chunk BM25, paper BM25 and the "
         "dense index all rank the same paper first (the feedback paper is then likely relevant). Never within a "
         "single allowed paper, whose ranking PRF cannot change.",
@@ -51,7 +51,7 @@ class RetrieverSettings(BaseModel):
         "chunks of the first paper, then of the second, ...",
     )
     fusion: Fusion = Field(
-        default="blend",
+        default="learned",
         description="How a subquery's candidates are ordered for the pool: 'blend' (seed: the blended retrieval and "
         "reranker ranks, top retrieval chunks pinned) or 'learned' (a logistic model over the pipeline's signals, "
         "lit3r/retrieval/learned.py; pool scores are its probabilities, nothing pinned).",

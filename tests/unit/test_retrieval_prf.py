@@ -41,7 +41,7 @@ def test_agree_expands_only_when_every_index_ranks_the_same_paper_first() -> Non
     split = _sweep({"bm25_chunks": "a", "bm25_papers": "b", "dense": "a"})
     assert prf_skip_reason(same, agree, None) is None
     assert prf_skip_reason(split, agree, None) == "the indexes disagree on the top paper"
-    assert prf_skip_reason(split, RetrieverSettings(), None) is None  # 'always' (seed) expands regardless
+    assert prf_skip_reason(split, RetrieverSettings(prf_when="always"), None) is None  # the seed expands regardless
     assert prf_skip_reason(same, RetrieverSettings(prf=False), None) == "prf off"
     assert prf_skip_reason(Sweep(query="q", dense_query="q"), agree, None) == "nothing found"
 
