@@ -28,7 +28,7 @@ class RetrieverSettings(BaseModel):
     prf_when: PrfWhen = Field(
         default="agree",
         description="When the PRF sweep runs: 'always' (seed), or 'agree': only when chunk BM25, paper BM25 and the "
-        "dense index all rank the same paper first (the feedback paper is then likely relevant). Never within a "
+        "dense index all rank the same paper first (the feedback paper is then likely relevant), and never within a "
         "single allowed paper, whose ranking PRF cannot change.",
     )
     prf_weight: float = Field(

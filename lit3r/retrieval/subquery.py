@@ -340,17 +340,20 @@ def prf_skip_reason(original: Sweep, settings: RetrieverSettings, allowed_papers
     """Why the PRF sweep does not run for this sweep (``None``: it runs).
 
     * PRF off, or nothing found.
-    * One allowed paper: the feedback paper is that paper, and the paper ranking PRF would change has one entry.
-    * ``prf_when="agree"`` and the three indexes do not all rank the same paper first: the feedback paper is only
-      the fusion's guess, and expanding with a wrong paper's opening pulls its neighbours up.
+    * ``prf_when="agree"`` (with ``"always"``, the seed's rule, PRF runs in every other case):
+
+      * one allowed paper: the feedback paper is that paper, and the paper ranking PRF would change has one
+        entry; its expanded chunk hits only pull the abstract's look-alikes up;
+      * the three indexes do not all rank the same paper first: the feedback paper is only the fusion's guess,
+        and expanding with a wrong paper's opening pulls that paper and its neighbours up.
     """
     if not settings.prf:
         return "prf off"
     if not original.fused:
         return "nothing found"
-    if allowed_papers is not None and len(set(allowed_papers)) == 1:
-        return "one allowed paper"
     if settings.prf_when == "agree":
+        if allowed_papers is not None and len(set(allowed_papers)) == 1:
+            return "one allowed paper"
         tops = {name: ranking[0][0] if ranking else None for name, ranking in original.paper_rankings.items()}
         if len(set(tops.values())) != 1:
             return "the indexes disagree on the top paper"

@@ -24,11 +24,15 @@ def _sweep(tops: dict[str, str]) -> Sweep:
     return found
 
 
-def test_prf_never_runs_within_one_paper(index, spy_calls) -> None:
+def test_agree_never_expands_within_one_paper(index, spy_calls) -> None:
     calls = spy_calls(index.bm25_papers, "search")
     result = retrieve_subquery(index, "dense encoder embedding", None, RetrieverSettings(), allowed_papers=["dense"])
     assert len(calls) == 1
     assert result.trace["prf"] is None and result.trace["prf_skipped"] == "one allowed paper"
+    seed = retrieve_subquery(
+        index, "dense encoder embedding", None, RetrieverSettings(prf_when="always"), allowed_papers=["dense"]
+    )
+    assert len(calls) == 3 and seed.trace["prf"]["top_paper"] == "dense"  # the seed's rule expands even there
     two = retrieve_subquery(
         index, "dense encoder embedding", None, RetrieverSettings(), allowed_papers=["dense", "vision"]
     )
