@@ -18,6 +18,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -104,9 +105,15 @@ def _reciprocal_ranks(ids: Sequence[str]) -> dict[str, float]:
     return {item: 1.0 / rank for rank, item in reversed(list(enumerate(ids, start=1)))}
 
 
-def query_words(text: str) -> set[str]:
+def query_words(text: str) -> frozenset[str]:
     """Distinct lower-case words of 3+ letters or digits (what ``coverage`` counts)."""
-    return set(_WORD.findall(text.lower()))
+    return frozenset(_WORD.findall(text.lower()))
+
+
+@lru_cache(maxsize=50_000)
+def _chunk_words(text: str) -> frozenset[str]:
+    """:func:`query_words` of a chunk's text, remembered (a chunk's words never change; candidates recur)."""
+    return query_words(text)
 
 
 def candidate_features(
@@ -141,7 +148,7 @@ def candidate_features(
     words = query_words(query)
     rows = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
     for i, chunk in enumerate(candidates):
-        present = query_words(chunk_text[chunk]) & words
+        present = _chunk_words(chunk_text[chunk]) & words
         paper = chunk_paper[chunk]
         rows[i] = (
             bm25_rr.get(chunk, 0.0),
