@@ -28,15 +28,24 @@ from lit3r.cli.evaluate import eval_settings
 from lit3r.evals.qasper import load_questions
 from lit3r.evals.retrieval import stage_timings
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.retrieval.learned import _chunk_words
 from lit3r.retrieval.search import rank_chunks
 from lit3r.settings import Settings
 
+FORGET_PASSAGES = False
+"""--cold-passages: also forget the passages' tokens and words the lexical reranker and the learned fusion keep."""
 
-def _cold(index: CorpusIndex) -> None:
-    """Forget every cached query vector."""
+
+def _cold(index: CorpusIndex, reranker=None) -> None:
+    """Forget every cached query vector (and, with --cold-passages, every remembered passage's tokens and words)."""
     cache = getattr(index.encoder, "_vectors", None)
     if cache is not None:
         cache.clear()
+    if FORGET_PASSAGES:
+        _chunk_words.cache_clear()
+        tokens = getattr(reranker, "_passage_tokens", None)
+        if tokens is not None:
+            tokens.clear()
 
 
 def _timed(index: CorpusIndex, question: str, mode: str) -> float:
@@ -55,7 +64,7 @@ def one_run(sessions: dict[str, Session], index: CorpusIndex, questions: list[st
         _cold(index)
         times["hybrid"].append(_timed(index, question, "hybrid"))
         for name, session in sessions.items():
-            _cold(index)
+            _cold(index, session.reranker)
             start = time.perf_counter()
             found = session.retrieve(question)
             times[name].append((time.perf_counter() - start) * 1000)
@@ -80,8 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", default="0/8", help="i/n: questions of papers whose hash is i mod n.")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--variant", action="append", default=[], help='name={"setting": value} (repeatable).')
+    parser.add_argument("--cold-passages", action="store_true", help="Forget remembered passage tokens too.")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    global FORGET_PASSAGES
+    FORGET_PASSAGES = args.cold_passages
     part, n = (int(x) for x in args.part.split("/"))
     settings = eval_settings(Settings(home=args.home), args.qasper)
     index = CorpusIndex.open(settings)
@@ -115,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             name: round(statistics.median(r["ratio_to_bm25"][name] for r in runs), 1) for name in names
         },
         "cpu_count": os.cpu_count(),
+        "cold_passages": args.cold_passages,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
