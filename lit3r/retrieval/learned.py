@@ -38,6 +38,8 @@ FEATURES = (
     "reranker_rel",
     "coverage",
     "title_abstract",
+    "section_coverage",
+    "float_chunk",
 )
 """Per candidate chunk:
 
@@ -48,7 +50,9 @@ FEATURES = (
 * ``paper_rrank``: ``1/rank`` of its paper in the fused (PRF) paper ranking; ``paper_bm25_rrank``: in paper BM25;
 * ``reranker_rrank``, ``reranker_rel``: ``1/rank`` by reranker score, and the score over the best (0 unreranked);
 * ``coverage``: the share of the subquery's distinct words (3+ letters) that occur in the chunk;
-* ``title_abstract``: 1 for a title-abstract chunk.
+* ``title_abstract``: 1 for a title-abstract chunk;
+* ``section_coverage``: the share of the subquery's distinct words in the heading of the chunk's section;
+* ``float_chunk``: 1 for a table, figure or equation chunk.
 """
 
 PACKAGED = "fusion_model.json"
@@ -121,7 +125,8 @@ def candidate_features(
     *,
     chunk_text: Mapping[str, str],
     chunk_paper: Mapping[str, str],
-    chunk_is_abstract: Mapping[str, bool],
+    chunk_type: Mapping[str, str],
+    chunk_section: Mapping[str, str | None],
     bm25_hits: Sequence[tuple[str, float]],
     dense_hits: Sequence[tuple[str, float]],
     dense_cosines: Sequence[float],
@@ -149,6 +154,8 @@ def candidate_features(
     rows = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
     for i, chunk in enumerate(candidates):
         present = _chunk_words(chunk_text[chunk]) & words
+        heading = chunk_section.get(chunk)
+        in_heading = _chunk_words(heading) & words if heading else frozenset()
         paper = chunk_paper[chunk]
         rows[i] = (
             bm25_rr.get(chunk, 0.0),
@@ -162,7 +169,9 @@ def candidate_features(
             rr_rank.get(chunk, 0.0),
             rr_rel.get(chunk, 0.0),
             len(present) / len(words) if words else 0.0,
-            1.0 if chunk_is_abstract[chunk] else 0.0,
+            1.0 if chunk_type[chunk] == "title_abstract" else 0.0,
+            len(in_heading) / len(words) if words else 0.0,
+            1.0 if chunk_type[chunk] in ("table", "figure", "equation") else 0.0,
         )
     return rows
 

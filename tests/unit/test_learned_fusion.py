@@ -32,7 +32,8 @@ def test_features_hand_computed() -> None:
         ["c1", "c2", "c3"],
         chunk_text={"c1": "BM25 saturation of term frequency", "c2": "dense vectors", "c3": "term weights"},
         chunk_paper={"c1": "p1", "c2": "p2", "c3": "p1"},
-        chunk_is_abstract={"c1": False, "c2": True, "c3": False},
+        chunk_type={"c1": "text", "c2": "title_abstract", "c3": "table"},
+        chunk_section={"c1": "Term saturation", "c2": None, "c3": "Results"},
         bm25_hits=[("c1", 8.0), ("c3", 2.0)],
         dense_hits=[("c2", 0.9), ("c1", 0.6)],
         dense_cosines=[0.6, 0.9, 0.3],
@@ -55,6 +56,8 @@ def test_features_hand_computed() -> None:
         "reranker_rel": 1.0,
         "coverage": 1.0,  # "term" and "saturation" both occur
         "title_abstract": 0.0,
+        "section_coverage": 1.0,  # both in the heading "Term saturation"
+        "float_chunk": 0.0,
     }
     assert named[1]["bm25_rrank"] == named[1]["bm25_rel"] == 0.0  # not a BM25 hit
     assert named[1]["paper_rrank"] == 1.0 and named[1]["paper_bm25_rrank"] == 0.0
@@ -62,6 +65,8 @@ def test_features_hand_computed() -> None:
     assert named[1]["title_abstract"] == 1.0 and named[1]["coverage"] == 0.0
     assert named[2]["bm25_rel"] == 0.25 and named[2]["candidate_rrank"] == pytest.approx(1 / 3)
     assert named[2]["reranker_rrank"] == 0.5 and named[2]["coverage"] == 0.5
+    assert named[2]["float_chunk"] == 1.0 and named[2]["section_coverage"] == 0.0
+    assert named[1]["section_coverage"] == 0.0 and named[1]["float_chunk"] == 0.0  # no section heading
 
 
 def test_unreranked_candidates_have_zero_reranker_features() -> None:
@@ -69,7 +74,8 @@ def test_unreranked_candidates_have_zero_reranker_features() -> None:
         ["c1"],
         chunk_text={"c1": "x"},
         chunk_paper={"c1": "p"},
-        chunk_is_abstract={"c1": False},
+        chunk_type={"c1": "text"},
+        chunk_section={},
         bm25_hits=[],
         dense_hits=[],
         dense_cosines=[0.2],
