@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CandidateOrder = Literal["fused", "round_robin", "grouped"]
 PrfWhen = Literal["always", "agree"]
@@ -100,3 +100,13 @@ class RetrieverSettings(BaseModel):
         "every final paper with pooled chunks. An LLM reader makes one stage-1 call per paper, so a slow local "
         "model wants few.",
     )
+
+    @field_validator("fusion_model")
+    @classmethod
+    def _model_file_loads(cls, value: str | None) -> str | None:
+        """A fusion model file must load (the error names the file and what is wrong) before any question runs."""
+        if value is not None:
+            from lit3r.retrieval.learned import load_model
+
+            load_model(value)
+        return value

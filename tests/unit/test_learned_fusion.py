@@ -155,3 +155,11 @@ def test_learned_fusion_pools_probabilities_without_pins(memory_index: MemoryInd
     assert scores == sorted(scores, reverse=True) and all(0 < s < 1 for s in scores)
     best = memory_index.chunk_by_id[result.pool[0][0]].text.lower()
     assert "okapi" in best and "saturation" in best  # full coverage ranks first under this model
+
+
+def test_a_bad_fusion_model_setting_is_refused_when_the_settings_load(tmp_path) -> None:
+    with pytest.raises(ValueError, match="fusion_model.*nope.json: cannot read the fusion model"):
+        RetrieverSettings(fusion_model=str(tmp_path / "nope.json"))
+    path = tmp_path / "m.json"
+    save_model(_model(), path)
+    assert RetrieverSettings(fusion_model=str(path)).fusion_model == str(path)
