@@ -135,7 +135,7 @@ def test_train_fusion_command_on_a_users_questions_is_deterministic(disk_index, 
 def test_the_packaged_model_is_what_the_training_command_produces(tmp_path) -> None:
     from conftest import shared
 
-    data = shared("data", "qasper", "qasper-test-v0.3.corpus-and-dev-questions.json.gz")
+    data = shared("qasper", "qasper-test-v0.3.corpus-and-dev-questions.json.gz")
     out = tmp_path / "model.json"
     result = CliRunner().invoke(app, ["eval", "train-fusion", str(data), "--out", str(out), "--folds", "0"])
     assert result.exit_code == 0, result.output
