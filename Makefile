@@ -19,7 +19,8 @@ CRASH_RUNS ?= 20
 CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: install install-local install-encoders demo serve browser test lint fuzz crash-test bench-index \
-	bench-fast-index bench-encoders bench-retrieval bench-retrieval-latency bench-fusion-cv bench-gate bench-serve fuzz-api clean
+	bench-fast-index bench-encoders bench-retrieval bench-retrieval-latency bench-fusion-cv bench-gate bench-serve fuzz-api \
+	bench-scale bench-ann-qasper bench-ray clean
 
 install: $(VENV)/.installed
 
@@ -27,7 +28,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,serve,platform]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,serve,platform,ray]"
 	touch $@
 
 # The local profile (lit3r --preset local ...): llama-cpp-python's server, compiled from source, and the
@@ -113,6 +114,25 @@ bench-serve: install
 
 fuzz-api: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/fuzz_api.py --out bench-out/fuzz-api
+
+# The cost curve (docs/BENCHMARKS.md, "Scale"): synthetic QASPER-shaped corpora of SIZES chunks, indexed and
+# queried with lit3r's own classes; JSON in bench-out/, the plot in docs/. 10k,100k take about 15 minutes here.
+SIZES ?= 10k,100k,1M,2M
+bench-scale: install
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_scale.py --qasper $(QASPER) \
+		--sizes $(SIZES) --out bench-out/scale.json --plot docs/scale-curve.png --table
+
+# Recall of the HNSW/IVF/fp16/int8 dense indexes against flat on the real QASPER index (built by bench-retrieval).
+bench-ann-qasper: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_ann_qasper.py --qasper $(QASPER) \
+		--out bench-out/ann-qasper.json
+
+# Distributed ingest and sharded search on a local Ray cluster (head + 2 workers), in a loopback-only
+# network namespace (needs root or user namespaces); about 20 minutes on 2 cores.
+bench-ray: install
+	unshare -n sh -c 'ip link set lo up && HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_ray.py \
+		--qasper $(QASPER) --out bench-out/ray.json'
 
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache bench-out

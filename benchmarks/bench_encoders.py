@@ -120,8 +120,8 @@ def run_splade(home: str, subset: str, fuse_with: dict[str, dict]) -> dict:
     from lit3r.evals.qasper import evidence_chunks, load_questions
     from lit3r.index.corpus_index import CorpusIndex
     from lit3r.index.encoders.splade import SpladeEncoder
-    from lit3r.tools.fusion import best_chunk_per_paper, rrf
-    from lit3r.tools.search import rank_chunks
+    from lit3r.retrieval.fusion import best_chunk_per_paper, rrf
+    from lit3r.retrieval.search import rank_chunks
 
     indexes = {name: CorpusIndex.open(_settings(Path(home), emb)) for name, emb in fuse_with.items()}
     base = next(iter(indexes.values()))

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from lit3r.llm.settings import LLMSettings
@@ -89,7 +89,93 @@ class BM25Settings(BaseModel):
 
 
 class IndexSettings(BaseModel):
-    dense_fp16: bool = Field(default=False, description="Store dense vectors as fp16 (half the size, same ranking).")
+    """How the dense chunk index stores and searches vectors (docs/BENCHMARKS.md, "Scale", has the measurements)."""
+
+    dense_kind: Literal["flat", "hnsw", "ivf"] = Field(
+        default="flat",
+        description="'flat': exact search, a scan of every vector; 'hnsw': FAISS HNSW graph (approximate, fast at "
+        "millions of chunks, slow to build); 'ivf': FAISS inverted file over k-means lists (approximate, fast to "
+        "build).",
+    )
+    dense_dtype: Literal["fp32", "fp16", "int8"] = Field(
+        default="fp32",
+        description="How each vector component is stored: fp32; fp16 (half the memory, scores within 1e-3); int8 "
+        "(a quarter, FAISS scalar quantiser with per-dimension ranges learnt from the indexed vectors).",
+    )
+    dense_fp16: bool = Field(
+        default=False, description="Same as dense_dtype='fp16' (kept for existing settings and indexes)."
+    )
+    hnsw_m: int = Field(default=32, ge=4, le=256, description="HNSW: graph neighbours per vector (memory, recall).")
+    hnsw_ef_construction: int = Field(default=80, ge=8, description="HNSW: candidate list size while building.")
+    hnsw_ef_search: int = Field(
+        default=256,
+        ge=1,
+        description="HNSW: candidate list size per query (raised to the results asked for when fewer); 256 keeps "
+        "recall@100 near 0.99 against flat search on QASPER's vectors.",
+    )
+    ivf_nlist: int | None = Field(
+        default=None,
+        ge=1,
+        description="IVF: number of k-means lists; None picks a power of two near 4 x sqrt(vectors) at build time.",
+    )
+    ivf_nprobe: int | None = Field(
+        default=None,
+        ge=1,
+        description="IVF: lists scanned per query; None scans an eighth of the lists (the recall a fixed count gives "
+        "falls as the list count grows with the corpus).",
+    )
+
+    @model_validator(mode="after")
+    def _one_dtype(self) -> IndexSettings:
+        if self.dense_fp16 and self.dense_dtype not in ("fp32", "fp16"):
+            raise ValueError(f"index.dense_fp16=true contradicts index.dense_dtype={self.dense_dtype!r}: set one")
+        return self
+
+    @property
+    def dtype(self) -> Literal["fp32", "fp16", "int8"]:
+        """The storage type, with the older ``dense_fp16`` flag taken into account."""
+        return "fp16" if self.dense_fp16 else self.dense_dtype
+
+    def shape(self) -> dict[str, Any]:
+        """What changes the stored index: the kind, the storage type and the kind's build parameters.
+
+        Search-time knobs (``hnsw_ef_search``, ``ivf_nprobe``) are left out: they apply when an index is
+        loaded. A flat index keeps the key it had before kinds existed (``{"dense_fp16": ...}``).
+        """
+        shape: dict[str, Any] = {"dense_fp16": self.dtype == "fp16"}
+        if self.dtype == "int8":
+            shape["dense_dtype"] = "int8"
+        if self.dense_kind == "hnsw":
+            shape.update(dense_kind="hnsw", hnsw_m=self.hnsw_m, hnsw_ef_construction=self.hnsw_ef_construction)
+        elif self.dense_kind == "ivf":
+            shape.update(dense_kind="ivf", ivf_nlist=self.ivf_nlist)
+        return shape
+
+
+class RaySettings(BaseModel):
+    address: str | None = Field(
+        default=None,
+        description="Ray cluster (the head's host:port, e.g. 127.0.0.1:6379) that `lit3r index` embeds on and "
+        "searches use; None: everything runs in this process. `lit3r index --ray ADDRESS` sets it.",
+    )
+    search: bool = Field(
+        default=True, description="With an address, search through one Ray actor per shard (else the local files)."
+    )
+    shards: int = Field(default=4, ge=1, description="Shards, partitioned by a hash of the paper id.")
+    embed_actors: int = Field(
+        default=0,
+        ge=0,
+        description="Embedding actors (each loads the encoder once); 0: cluster CPUs / embed_cpus.",
+    )
+    embed_cpus: float = Field(default=1.0, gt=0, description="CPUs each embedding actor reserves.")
+    batch_papers: int = Field(default=8, gt=0, description="Papers per actor call (parsed, chunked, embedded).")
+    shard_cpus: float = Field(default=0.25, ge=0, description="CPUs each shard actor reserves (queries are short).")
+    max_restarts: int = Field(default=5, ge=-1, description="Restarts of a shard actor that died (-1: no limit).")
+    max_task_retries: int = Field(
+        default=5, ge=-1, description="Retries of a shard query whose actor died (-1: no limit)."
+    )
+    timeout_s: float = Field(default=120.0, gt=0, description="Longest wait for all shards to answer one query.")
+    connect_timeout_s: float = Field(default=10.0, gt=0, description="Longest wait for the head's port to answer.")
 
 
 class GroundingSettings(BaseModel):
@@ -219,6 +305,9 @@ class Settings(BaseSettings):
     paper_embedder: PaperEmbedderSettings = Field(default_factory=PaperEmbedderSettings)
     bm25: BM25Settings = Field(default_factory=BM25Settings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    ray: RaySettings = Field(
+        default_factory=RaySettings, description="Distributed ingest and sharded search on Ray (the `ray` extra)."
+    )
     retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)
     llm: LLMSettings = Field(
         default_factory=LLMSettings, description="Chat endpoint, timeouts, retries and budget; 'none' = offline."
@@ -240,8 +329,10 @@ class Settings(BaseSettings):
 
     def index_shape(self) -> dict[str, Any]:
         """The settings that change what an index holds."""
-        shape = {"chunker", "embedder", "paper_embedder", "bm25", "index"}
-        return self.model_dump(mode="json", include=shape, exclude={"embedder": {"threads"}})
+        shape = self.model_dump(
+            mode="json", include={"chunker", "embedder", "paper_embedder", "bm25"}, exclude={"embedder": {"threads"}}
+        )
+        return {**shape, "index": self.index.shape()}
 
 
 def available_presets() -> list[str]:

@@ -35,6 +35,7 @@ from lit3r.app.traces import new_trace_id, trace_path, write_trace
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.grounding.judges import make_judge
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.index.opening import open_index
 from lit3r.llm.budget import Budget
 from lit3r.llm.client import make_chat_model
 from lit3r.llm.errors import LLMConfigError
@@ -111,7 +112,7 @@ class Session:
             if chat_model is None:  # provider 'local': llama.cpp's server runs while the session is open
                 settings = self._stack.enter_context(local_llm(settings))
             self.settings = settings
-            self.index = index if index is not None else CorpusIndex.open(settings)
+            self.index = index if index is not None else open_index(settings)
             if chat_model is None and settings.llm.enabled:
                 chat_model = make_chat_model(settings.llm)
             self.chat_model = chat_model

@@ -76,12 +76,23 @@ STAGE_UNITS = {"chunk papers": "papers", "embed chunks": "chunks", "embed papers
 
 
 @app.command()
-def index() -> None:
+def index(
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", metavar="ADDRESS", help="Embed on this Ray cluster (its head's HOST:PORT) and shard."),
+    ] = None,
+) -> None:
     """Build or update the indexes for the current settings (only new text is embedded)."""
     from lit3r.index.build import EmptyCorpusError, build_index
 
     existing_home()
     writable_home()
+    if ray is not None:
+        ray_settings = state.settings.ray.model_copy(update={"address": ray})
+        state.settings = state.settings.model_copy(update={"ray": ray_settings})
+    if state.settings.ray.address:
+        _index_on_ray(state.settings)
+        return
     with CorpusStore(state.settings.home, create=False) as store, progress_bar() as bar:
         tasks: dict[str, Any] = {}
 
@@ -119,6 +130,29 @@ def _disk_problem(exc: OSError, home: Path) -> str:
     return f"{exc.strerror or exc}{where}{free}"
 
 
+def _index_on_ray(settings: Settings) -> None:
+    """``lit3r index`` on the Ray cluster at ``settings.ray.address``."""
+    from lit3r.index.build import EmptyCorpusError
+    from lit3r.index.distributed.cluster import ClusterError
+    from lit3r.index.distributed.ingest import build_index_on_ray
+
+    with CorpusStore(settings.home, create=False) as store, progress_bar() as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.advance(tasks[stage], done)
+
+        try:
+            report = build_index_on_ray(settings, store, progress=progress)
+        except (EmptyCorpusError, ClusterError) as exc:
+            fail(str(exc))
+    if report.embedded_here:
+        err.print("[yellow]warning:[/] the cluster's chunks differ from this machine's: do all nodes run this lit3r?")
+    out.print("\n".join(report.summary()), highlight=False)
+
+
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
@@ -128,12 +162,13 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON list of hits.")] = False,
 ) -> None:
     """Rank chunks for a query and show them with their locators."""
-    from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
+    from lit3r.index.corpus_index import IndexNotBuiltError
+    from lit3r.index.opening import open_index
     from lit3r.retrieval.search import search_index
 
     existing_home()
     try:
-        hits = search_index(CorpusIndex.open(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
+        hits = search_index(open_index(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
     except (IndexNotBuiltError, ValueError) as exc:
         fail(str(exc))
     if as_json:

@@ -236,7 +236,7 @@ def _grounding_summary(report: dict) -> list[str]:
 def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
     """Ingest and index a dataset file's papers under their own home; reused while unchanged."""
     from lit3r.index.build import build_index
-    from lit3r.index.corpus_index import CorpusIndex
+    from lit3r.index.opening import open_index
 
     if not data.is_file():
         fail(f"{data}: no such file")
@@ -247,7 +247,7 @@ def _eval_index(data: Path) -> tuple[CorpusIndex, Settings]:
             fail("; ".join(f"{path}: {problem}" for path, problem in report.failed))
         err.print(f"indexing {store.count_papers()} papers under {settings.home} (reused when unchanged)")
         build_index(settings, store)
-    return CorpusIndex.open(settings), settings
+    return open_index(settings), settings
 
 
 def _table(results: dict[str, dict[str, dict]]) -> str:
@@ -359,7 +359,8 @@ def train_fusion(
     LIT3R_RETRIEVER__FUSION=learned LIT3R_RETRIEVER__FUSION_MODEL=<the --out file>.
     """
     from lit3r.evals import fusion_training as training
-    from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
+    from lit3r.index.corpus_index import IndexNotBuiltError
+    from lit3r.index.opening import open_index
     from lit3r.retrieval.learned import save_model
 
     if folds == 1 or folds < 0:
@@ -369,7 +370,7 @@ def train_fusion(
     if data.suffix == ".jsonl":
         settings = state.settings
         try:
-            index = CorpusIndex.open(settings)
+            index = open_index(settings)
             questions = training.jsonl_questions(data, index)
         except (IndexNotBuiltError, ValueError) as exc:
             fail(str(exc))

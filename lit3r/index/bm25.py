@@ -130,7 +130,12 @@ class BM25Index:
         return np.fromiter((self._row[i] for i in allowed if i in self._row), dtype=np.int64)
 
     def _rank(self, query_tokens: list[str], k: int, rows: np.ndarray | None) -> list[Hit]:
-        """Top ``k`` matching documents, restricted to ``rows`` when given."""
+        """Top ``k`` matching documents, restricted to ``rows`` when given; equal scores in row order.
+
+        Documents tied with the ``k``-th score are kept until the sort, so the cut too is decided by row
+        order (not by where a partition happened to leave them): an index split into shards by row then
+        gives the same top ``k`` as the whole.
+        """
         scores = self._scores(query_tokens)
         if scores is None or k <= 0:
             return []
@@ -138,8 +143,9 @@ class BM25Index:
             rows = np.flatnonzero(scores > 0)
         rows = rows[scores[rows] > 0]
         if len(rows) > k:
-            rows = rows[np.argpartition(-scores[rows], k - 1)[:k]]
-        order = sorted(rows.tolist(), key=lambda r: (-float(scores[r]), r))
+            kth = np.partition(scores[rows], len(rows) - k)[len(rows) - k]
+            rows = rows[scores[rows] >= kth]
+        order = sorted(rows.tolist(), key=lambda r: (-float(scores[r]), r))[:k]
         return [(self.ids[r], float(scores[r])) for r in order]
 
     def search(self, query: str, k: int, allowed: set[str] | None = None) -> list[Hit]:
@@ -178,7 +184,11 @@ class BM25Index:
 
     @classmethod
     def load(cls, folder: Path, mmap: bool = False) -> BM25Index:
-        """Read an index written by :meth:`save`; ``mmap`` memory-maps the arrays instead of reading them."""
+        """Read an index written by :meth:`save`; ``mmap`` memory-maps bm25s' score arrays instead of reading them.
+
+        The tokenised corpus is always memory-mapped: only :meth:`extend` reads it, and reading it into
+        memory cost about a quarter of a chunk index's resident size (docs/BENCHMARKS.md, "Scale").
+        """
         folder = Path(folder)
         meta_path = folder / META_FILE
         if not meta_path.exists():
@@ -187,9 +197,8 @@ class BM25Index:
         if meta.get("format") != FORMAT_VERSION:
             raise ValueError(f"{folder}: BM25 index format {meta.get('format')}, expected {FORMAT_VERSION}")
         retriever = bm25s.BM25.load(folder, mmap=mmap, show_progress=False)
-        mode = "r" if mmap else None
-        tokens = np.load(folder / TOKENS_FILE, mmap_mode=mode)
-        offsets = np.load(folder / OFFSETS_FILE, mmap_mode=mode)
+        tokens = np.load(folder / TOKENS_FILE, mmap_mode="r")
+        offsets = np.load(folder / OFFSETS_FILE, mmap_mode="r")
         return cls(retriever, meta["ids"], BM25Settings(**meta["settings"]), tokens, offsets)
 
 

@@ -182,7 +182,7 @@ def _write_generation(
     paper_texts = ["\n\n".join(by_paper.get(pid, [])) for pid in paper_ids]
     BM25Index.build(paper_ids, paper_texts, settings.bm25).save(folder / "bm25_papers")
     step(1)
-    DenseIndex.build([c.id for c in chunks], chunk_vectors, fp16=settings.index.dense_fp16).save(folder / "dense")
+    DenseIndex.build([c.id for c in chunks], chunk_vectors, settings=settings.index).save(folder / "dense")
     DenseIndex.build(paper_ids, paper_vectors).save(folder / "paper_vectors")
     step(1)
     CitationGraph.build(papers).save(folder / "citations")

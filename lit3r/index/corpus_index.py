@@ -38,7 +38,8 @@ class CorpusIndex:
 
     @classmethod
     def open(cls, settings: Settings) -> CorpusIndex:
-        """The current index for ``settings``, or a clear error saying how to build it."""
+        """The current generation for ``settings`` from this machine's files, or a clear error saying how to
+        build it (:func:`lit3r.index.opening.open_index` also searches it through a Ray cluster's shards)."""
         layout = IndexLayout(settings)
         current = layout.current()
         if current is None:
@@ -86,7 +87,7 @@ class CorpusIndex:
 
     @cached_property
     def dense(self) -> DenseIndex:
-        return DenseIndex.load(self.folder / "dense")
+        return DenseIndex.load(self.folder / "dense", settings=self.settings.index)
 
     @cached_property
     def paper_vectors(self) -> DenseIndex:

@@ -153,6 +153,7 @@ def test_save_load_round_trip(tmp_path, mmap):
         assert loaded.search(query, k=5) == index.search(query, k=5)
         np.testing.assert_array_equal(loaded.raw_scores(query), index.raw_scores(query))
     assert loaded.corpus_tokens() == tokenize(TEXTS, settings)
+    assert isinstance(loaded._tokens, np.memmap)  # only extend reads the tokens: mapped, never loaded
 
 
 def test_extend_gives_the_scores_of_a_rebuild(tmp_path):
