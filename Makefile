@@ -19,7 +19,8 @@ CRASH_RUNS ?= 20
 CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: install install-local install-encoders demo serve browser test lint fuzz crash-test bench-index \
-	bench-fast-index bench-encoders bench-retrieval bench-gate bench-serve fuzz-api bench-scale bench-ann-qasper bench-ray clean
+	bench-fast-index bench-encoders bench-retrieval bench-retrieval-latency bench-fusion-cv bench-gate bench-serve fuzz-api \
+	bench-scale bench-ann-qasper bench-ray clean
 
 install: $(VENV)/.installed
 
@@ -93,6 +94,15 @@ bench-encoders: install-encoders
 bench-retrieval: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval qasper $(QASPER) --retrieval \
 		--json bench-out/retrieval.json
+
+bench-retrieval-latency: install
+	cd benchmarks && HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=. ../$(BIN)/python bench_retrieval_latency.py \
+		--qasper ../$(QASPER) --home ../.lit3r --part 0/8 --runs 3 --variant default={} \
+		--variant 'seed={"preset": "seed"}' --out ../bench-out/retrieval-latency.json
+
+bench-fusion-cv: install
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python benchmarks/bench_fusion_cv.py --qasper $(QASPER) \
+		--parts 4 --out-dir bench-out --run
 
 bench-gate: install
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r eval gate $(QASPER) --json bench-out/gate.json

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lit3r.settings import Settings
+from lit3r.settings import Settings, load_preset
 
 from fakes.corpus import eight_papers
 from fakes.demo import build_demo_home
@@ -53,6 +53,15 @@ def memory_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
     """The eight test papers (fakes.corpus) in memory: no built index."""
     folder = tmp_path_factory.mktemp("memory")
     return MemoryIndex(eight_papers(folder / "papers.jsonl"), Settings(home=folder / "home"))
+
+
+@pytest.fixture(scope="module")
+def seed_memory_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
+    """:func:`memory_index` with the seed's retrieval rules (``--preset seed``: PRF always, the pinned blend, 20 chunks
+    per search), for flow tests whose expected pools are the seed's."""
+    folder = tmp_path_factory.mktemp("memory-seed")
+    settings = Settings(home=folder / "home", retriever=load_preset("seed")["retriever"])
+    return MemoryIndex(eight_papers(folder / "papers.jsonl"), settings)
 
 
 @pytest.fixture(scope="module")

@@ -335,3 +335,77 @@ def littraceqa(
         report_path.parent.mkdir(parents=True, exist_ok=True)
         report_path.write_text(text, encoding="utf-8")
     out.print(text, highlight=False, markup=False)
+
+
+@eval_app.command("train-fusion")
+def train_fusion(
+    data: Annotated[
+        Path,
+        typer.Argument(
+            help="Labelled questions: a QASPER file (its own evaluation index), or a .jsonl file of "
+            '{"question", "paper_id", "evidence"} over the current corpus (evidence: chunk ids or passages).'
+        ),
+    ],
+    model_path: Annotated[Path, typer.Option("--out", help="Where to write the model (JSON).")],
+    folds: Annotated[int, typer.Option(help="Cross-validation folds by paper (0: none).")] = 5,
+    c: Annotated[float, typer.Option("--c", help="Inverse L2 strength of the logistic regression.")] = 1.0,
+    report_path: Annotated[Path | None, typer.Option("--json", help="Write the cross-validation as JSON.")] = None,
+) -> None:
+    """Train the learned fusion (retriever.fusion = learned) on labelled questions, cross-validated by paper.
+
+    Every question's first-round subqueries are retrieved open domain and within its paper with the current
+    retriever settings; each candidate chunk's features are labelled by the gold evidence, and a logistic model is
+    fitted (deterministic: the same questions and index give the same file). Use the model with
+    LIT3R_RETRIEVER__FUSION=learned LIT3R_RETRIEVER__FUSION_MODEL=<the --out file>.
+    """
+    from lit3r.evals import fusion_training as training
+    from lit3r.index.corpus_index import IndexNotBuiltError
+    from lit3r.index.opening import open_index
+    from lit3r.retrieval.learned import save_model
+
+    if folds == 1 or folds < 0:
+        fail("--folds must be 0 (no cross-validation) or at least 2")
+    if c <= 0:
+        fail("--c must be > 0")
+    if data.suffix == ".jsonl":
+        settings = state.settings
+        try:
+            index = open_index(settings)
+            questions = training.jsonl_questions(data, index)
+        except (IndexNotBuiltError, ValueError) as exc:
+            fail(str(exc))
+    else:
+        index, settings = _eval_index(data)
+        questions = training.qasper_questions(data, index)
+    if not questions:
+        fail(f"{data}: no question with gold evidence in the index")
+    with _session(settings, index) as session, Progress(console=err, transient=True) as bar:
+        task = bar.add_task("questions", total=len(questions))
+        retriever = session.settings.retriever
+        try:
+            lists = training.collect(index, session.reranker, retriever, questions, lambda: bar.advance(task))
+            validation = training.cross_validate(lists, folds, c=c) if folds else None
+            model = training.fit(lists, c=c)
+        except ValueError as exc:
+            fail(f"cannot train on {data}: {exc}")
+    model.trained_on.update(
+        data=data.name,
+        data_sha256=file_sha256(data)[:12],
+        questions=len(questions),
+        reranker=settings.reranker,
+        embedder=f"{settings.embedder.model} ({settings.embedder.backend})",
+        prf_when=retriever.prf_when if retriever.prf else "off",
+        c=c,
+    )
+    save_model(model, model_path)
+    if report_path:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(
+            json.dumps({"model": str(model_path), "cross_validation": validation}, indent=1), "utf-8"
+        )
+    out.print(f"wrote {model_path}: {model.trained_on['lists']} lists, {model.trained_on['positives']} gold candidates")
+    if validation:
+        for setting in ("open_domain", "in_paper"):
+            row = validation[setting]
+            cells = ", ".join(f"@{k} {row[f'learned@{k}']:.3f} vs {row[f'blend@{k}']:.3f}" for k in (1, 5, 10))
+            out.print(f"{setting} (question lists, {folds}-fold by paper) learned vs blend: {cells}")

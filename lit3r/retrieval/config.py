@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 CandidateOrder = Literal["fused", "round_robin", "grouped"]
+PrfWhen = Literal["always", "agree"]
+Fusion = Literal["blend", "learned"]
 
 
 class RetrieverSettings(BaseModel):
@@ -23,6 +25,20 @@ class RetrieverSettings(BaseModel):
     depth: int = Field(default=100, gt=0, description="Results taken from each index (chunk BM25, paper BM25, dense).")
     prf: bool = Field(default=True, description="Pseudo-relevance feedback: one expanded sweep per subquery.")
     prf_chars: int = Field(default=512, ge=0, description="Characters of the top paper's title-abstract appended.")
+    prf_when: PrfWhen = Field(
+        default="agree",
+        description="When the PRF sweep runs: 'always' (seed), or 'agree': only when chunk BM25, paper BM25 and the "
+        "dense index all rank the same paper first (the feedback paper is then likely relevant), and never within a "
+        "single allowed paper, whose ranking PRF cannot change.",
+    )
+    prf_weight: float = Field(
+        default=1.0, ge=0, description="RRF weight of the PRF sweep's paper ranking against 1 for the original."
+    )
+    prf_chunks: bool = Field(
+        default=True,
+        description="Whether the PRF sweep's chunk hits join the candidate chunks (seed: yes); off, PRF only "
+        "reorders papers and the chunks come from the subquery's own hits.",
+    )
 
     # Retrieve: chunk reranking.
     rerank: bool = Field(default=True, description="Score candidates with the reranker; off keeps retrieval order.")
@@ -33,6 +49,21 @@ class RetrieverSettings(BaseModel):
         "and its paper's fused rank (chosen by measurement on QASPER, docs/BENCHMARKS.md); 'round_robin' takes each "
         "paper's best chunk (papers in fused order), then each paper's second best, ...; 'grouped' lists all "
         "chunks of the first paper, then of the second, ...",
+    )
+    fusion: Fusion = Field(
+        default="learned",
+        description="How a subquery's candidates are ordered for the pool: 'blend' (seed: the blended retrieval and "
+        "reranker ranks, top retrieval chunks pinned) or 'learned' (a logistic model over the pipeline's signals, "
+        "lit3r/retrieval/learned.py; pool scores are its probabilities, nothing pinned).",
+    )
+    fusion_model: str | None = Field(
+        default=None, description="The learned fusion's model file (lit3r eval train-fusion); None: the packaged one."
+    )
+    pool_papers: int = Field(
+        default=20,
+        ge=0,
+        description="Learned fusion: each of the first pool_papers papers of the fused ranking adds its most probable "
+        "chunk to the pool share when none of the pool_per_subquery most probable chunks is from it.",
     )
     pinned: int = Field(default=20, ge=0, description="Top retrieval chunks pinned above all others.")
     pool_per_subquery: int = Field(default=20, ge=0, description="Chunks each subquery adds to the shared pool.")
@@ -69,3 +100,13 @@ class RetrieverSettings(BaseModel):
         "every final paper with pooled chunks. An LLM reader makes one stage-1 call per paper, so a slow local "
         "model wants few.",
     )
+
+    @field_validator("fusion_model")
+    @classmethod
+    def _model_file_loads(cls, value: str | None) -> str | None:
+        """A fusion model file must load (the error names the file and what is wrong) before any question runs."""
+        if value is not None:
+            from lit3r.retrieval.learned import load_model
+
+            load_model(value)
+        return value

@@ -35,7 +35,7 @@ def rank_chunks(
     rrf_k: int = 60,
 ) -> list[tuple[str, float]]:
     """Ranked ``(chunk_id, score)`` for ``query``; ``paper_ids`` restricts the search to those papers."""
-    allowed = _allowed_chunks(index, paper_ids)
+    allowed = allowed_chunks(index, paper_ids)
     if mode == "bm25":
         return index.bm25_chunks.search(query, depth, allowed=allowed)
     if mode == "dense":
@@ -77,7 +77,8 @@ def search_index(
     return hits
 
 
-def _allowed_chunks(index: CorpusIndex, paper_ids: Collection[str] | None) -> set[str] | None:
+def allowed_chunks(index: CorpusIndex, paper_ids: Collection[str] | None) -> set[str] | None:
+    """Ids of the chunks of ``paper_ids`` (``None``: no restriction); ``ValueError`` names unknown paper ids."""
     if paper_ids is None:
         return None
     unknown = [p for p in paper_ids if p not in index.papers]

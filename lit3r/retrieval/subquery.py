@@ -23,15 +23,17 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.retrieval import fusion
+from lit3r.retrieval import fusion, learned
 from lit3r.retrieval.config import CandidateOrder, RetrieverSettings
 from lit3r.retrieval.rerankers import Reranker
-from lit3r.retrieval.search import rank_chunks
+from lit3r.retrieval.search import allowed_chunks, rank_chunks
 
 Scored = list[tuple[str, float]]
 CHUNK_INDEXES = ("bm25_chunks", "dense")
@@ -58,6 +60,8 @@ class Sweep:
 
     query: str
     dense_query: str
+    dense_vector: np.ndarray | None = None
+    """The dense query's vector (the learned fusion reads candidates' cosines with it)."""
     chunk_hits: dict[str, Scored] = field(default_factory=dict)
     """Raw hits of the chunk-level indexes, ``(chunk id, score)`` best first."""
     paper_rankings: dict[str, Scored] = field(default_factory=dict)
@@ -117,7 +121,9 @@ def sweep(
     dense_text = dense_query or query
     result = Sweep(query=query, dense_query=dense_text)
     result.chunk_hits["bm25_chunks"] = rank_chunks(index, query, "bm25", depth, allowed_papers)
-    result.chunk_hits["dense"] = rank_chunks(index, dense_text, "dense", depth, allowed_papers)
+    result.dense_vector = np.asarray(index.encoder.encode_queries([dense_text])[0], dtype=np.float32)
+    within = allowed_chunks(index, allowed_papers)
+    result.chunk_hits["dense"] = index.dense.search(result.dense_vector, depth, allowed=within)
     allowed = None if allowed_papers is None else set(allowed_papers)
     rankings = {
         "bm25_chunks": _papers_of_chunks(index, result.chunk_hits["bm25_chunks"]),
@@ -256,17 +262,55 @@ def chunk_and_paper_fusion(
     return sorted(scores, key=lambda c: -scores[c])[:limit]
 
 
-def _rerank(
-    index: CorpusIndex, subquery: str, candidates: list[str], reranker: Reranker | None, settings: RetrieverSettings
-) -> tuple[Scored, dict[str, float] | None]:
+def _reranker_scores(
+    index: CorpusIndex, subquery: str, candidates: list[str], reranker: Reranker | None
+) -> dict[str, float] | None:
+    """The reranker's raw score of each candidate; ``None`` without a reranker or candidates."""
+    if reranker is None or not candidates:
+        return None
+    scores = reranker.score(subquery, [index.chunk_by_id[c].text for c in candidates])
+    if len(scores) != len(candidates):
+        raise ValueError(f"reranker {reranker.name!r} returned {len(scores)} scores for {len(candidates)} chunks")
+    return {c: float(s) for c, s in zip(candidates, scores, strict=True)}
+
+
+@lru_cache(maxsize=4)
+def _model(path: str | None) -> learned.FusionModel:
+    return learned.load_model(path)
+
+
+def features_of(
+    index: CorpusIndex,
+    subquery: str,
+    original: Sweep,
+    papers: Scored,
+    candidates: Sequence[str],
+    raw: Mapping[str, float] | None,
+) -> np.ndarray:
+    """The learned fusion's feature matrix of ``candidates`` (:func:`lit3r.retrieval.learned.candidate_features`),
+    from the subquery's own sweep, the fused paper ranking and the reranker's scores."""
+    chunks = [index.chunk_by_id[c] for c in candidates]
+    vectors = index.dense.vectors_for(list(candidates))
+    cosines = vectors @ original.dense_vector if original.dense_vector is not None else np.zeros(len(chunks))
+    return learned.candidate_features(
+        candidates,
+        chunk_text={c.id: c.text for c in chunks},
+        chunk_paper={c.id: c.paper_id for c in chunks},
+        chunk_type={c.id: c.type for c in chunks},
+        chunk_section={c.id: c.locator.section for c in chunks},
+        bm25_hits=original.chunk_hits["bm25_chunks"],
+        dense_hits=original.chunk_hits["dense"],
+        dense_cosines=[float(x) for x in cosines],
+        paper_ranking=[p for p, _s in papers],
+        paper_bm25=[p for p, _s in original.paper_rankings["bm25_papers"]],
+        reranker_scores=raw,
+        query=subquery,
+    )
+
+
+def _blend(candidates: list[str], raw: Mapping[str, float] | None, settings: RetrieverSettings) -> Scored:
     """Blend retrieval and reranker ranks (pins and pool share per settings); no reranker: ranks only."""
-    raw: dict[str, float] | None = None
-    if reranker is not None and candidates:
-        scores = reranker.score(subquery, [index.chunk_by_id[c].text for c in candidates])
-        if len(scores) != len(candidates):
-            raise ValueError(f"reranker {reranker.name!r} returned {len(scores)} scores for {len(candidates)} chunks")
-        raw = {c: float(s) for c, s in zip(candidates, scores, strict=True)}
-    blended = fusion.blend_rerank(
+    return fusion.blend_rerank(
         candidates,
         raw or {},
         k=settings.blend_k,
@@ -277,7 +321,6 @@ def _rerank(
         max_candidates=settings.rerank_candidates,
         pin_bonus=settings.pin_bonus,
     )
-    return blended, raw
 
 
 def _prf_sweep(
@@ -294,6 +337,30 @@ def _prf_sweep(
     return sweep(index, expanded, settings.depth, allowed_papers, expanded_dense, settings.rrf_k)
 
 
+def prf_skip_reason(original: Sweep, settings: RetrieverSettings, allowed_papers: Collection[str] | None) -> str | None:
+    """Why the PRF sweep does not run for this sweep (``None``: it runs).
+
+    * PRF off, or nothing found.
+    * ``prf_when="agree"`` (with ``"always"``, the seed's rule, PRF runs in every other case):
+
+      * one allowed paper: the feedback paper is that paper, and the paper ranking PRF would change has one
+        entry; its expanded chunk hits only pull the abstract's look-alikes up;
+      * the three indexes do not all rank the same paper first: the feedback paper is only the fusion's guess,
+        and expanding with a wrong paper's opening pulls that paper and its neighbours up.
+    """
+    if not settings.prf:
+        return "prf off"
+    if not original.fused:
+        return "nothing found"
+    if settings.prf_when == "agree":
+        if allowed_papers is not None and len(set(allowed_papers)) == 1:
+            return "one allowed paper"
+        tops = {name: ranking[0][0] if ranking else None for name, ranking in original.paper_rankings.items()}
+        if len(set(tops.values())) != 1:
+            return "the indexes disagree on the top paper"
+    return None
+
+
 class StageClock:
     """Milliseconds spent in each named stage, measured lap by lap."""
 
@@ -305,6 +372,56 @@ class StageClock:
         now = time.perf_counter()
         self.laps[stage] = round((now - self._last) * 1000, 3)
         self._last = now
+
+
+@dataclass
+class Gathered:
+    """One subquery's retrieval before its candidates are ordered for the pool."""
+
+    original: Sweep
+    papers: Scored
+    """The fused paper ranking (with the PRF sweep's, when it ran)."""
+    candidates: list[str]
+    raw: dict[str, float] | None
+    """The reranker's raw score per candidate; None unreranked."""
+    trace: dict[str, Any]
+    clock: StageClock
+
+
+def gather(
+    index: CorpusIndex,
+    subquery: str,
+    reranker: Reranker | None,
+    settings: RetrieverSettings,
+    allowed_papers: Collection[str] | None = None,
+    dense_query: str | None = None,
+) -> Gathered:
+    """Sweep, PRF sweep (:func:`prf_skip_reason`), paper fusion, candidates and their reranker scores."""
+    if not subquery.strip():
+        raise ValueError("the subquery is empty")
+    clock = StageClock()
+    original = sweep(index, subquery, settings.depth, allowed_papers, dense_query, settings.rrf_k)
+    clock.lap("sweep")
+    sweeps, papers = [original], original.fused
+    trace: dict[str, Any] = {"subquery": subquery, "sweeps": {"original": original.trace()}, "prf": None}
+    skip = prf_skip_reason(original, settings, allowed_papers)
+    if skip is None:
+        top = original.fused[0][0]
+        expanded = _prf_sweep(index, subquery, top, settings, allowed_papers, dense_query)
+        if settings.prf_chunks:
+            sweeps.append(expanded)
+        rankings = [[p for p, _s in original.fused], [p for p, _s in expanded.fused]]
+        papers = fusion.rrf(rankings, k=settings.rrf_k, weights=[1.0, settings.prf_weight])
+        trace["sweeps"]["expanded"] = expanded.trace()
+        trace["prf"] = {"top_paper": top, "appended": expanded.query[len(subquery) + 1 :]}
+        clock.lap("prf")
+    elif settings.prf:
+        trace["prf_skipped"] = skip
+    candidates = _retrieval_order(index, subquery, sweeps, [p for p, _s in papers], settings)
+    clock.lap("candidates")
+    raw = _reranker_scores(index, subquery, candidates, reranker if settings.rerank else None)
+    trace["reranker_name"] = getattr(reranker, "name", None) if settings.rerank else None
+    return Gathered(original, papers, candidates, raw, trace, clock)
 
 
 def retrieve_subquery(
@@ -322,40 +439,30 @@ def retrieve_subquery(
         subquery: The subquery text (BM25 query, reranker query, PRF base).
         reranker: Scores (query, passage) pairs; ``None`` (or ``settings.rerank`` off) keeps
             the retrieval order with rank-based scores, and the reranker is never called.
-        settings: Depths, PRF, pinning and blend parameters.
+        settings: Depths, PRF, pinning, blend and fusion parameters.
         allowed_papers: Restrict everything to these papers (in-paper evaluation).
         dense_query: Text for the dense index instead of ``subquery`` (a HyDE passage). The
             PRF sweep's dense query is this text plus the same appended title-abstract.
     """
-    if not subquery.strip():
-        raise ValueError("the subquery is empty")
-    clock = StageClock()
-    original = sweep(index, subquery, settings.depth, allowed_papers, dense_query, settings.rrf_k)
-    clock.lap("sweep")
-    sweeps, papers = [original], original.fused
-    trace: dict[str, Any] = {"subquery": subquery, "sweeps": {"original": original.trace()}, "prf": None}
-    if settings.prf and original.fused:
-        top = original.fused[0][0]
-        expanded = _prf_sweep(index, subquery, top, settings, allowed_papers, dense_query)
-        sweeps.append(expanded)
-        papers = fuse_papers([[p for p, _s in original.fused], [p for p, _s in expanded.fused]], k=settings.rrf_k)
-        trace["sweeps"]["expanded"] = expanded.trace()
-        trace["prf"] = {"top_paper": top, "appended": expanded.query[len(subquery) + 1 :]}
-        clock.lap("prf")
-    paper_ids = [p for p, _s in papers]
-    candidates = _retrieval_order(index, subquery, sweeps, paper_ids, settings)
-    clock.lap("candidates")
-    use_reranker = reranker if settings.rerank else None
-    pool, raw = _rerank(index, subquery, candidates, use_reranker, settings)
-    clock.lap("rerank")
+    found = gather(index, subquery, reranker, settings, allowed_papers, dense_query)
+    candidates, raw = found.candidates, found.raw
+    if settings.fusion == "learned":
+        rows = features_of(index, subquery, found.original, found.papers, candidates, raw)
+        paper_of = {c: index.chunk_by_id[c].paper_id for c in candidates}
+        head = [p for p, _s in found.papers[: settings.pool_papers]]
+        model = _model(settings.fusion_model)
+        pool = learned.learned_order(candidates, rows, model, settings.pool_per_subquery, paper_of, head)
+    else:
+        pool = _blend(candidates, raw, settings)
+    found.clock.lap("rerank")
     best = max(raw.values()) if raw else None
+    trace = found.trace
     trace.update(
-        timings_ms=clock.laps,
-        papers=_pairs(papers),
+        timings_ms=found.clock.laps,
+        papers=_pairs(found.papers),
         candidates=candidates,
         reranker=None if raw is None else _pairs(list(raw.items())),
-        reranker_name=getattr(use_reranker, "name", None),
         pool=_pairs(pool),
         best_reranker_score=best,
     )
-    return SubqueryResult(subquery=subquery, pool=pool, papers=papers, best_reranker_score=best, trace=trace)
+    return SubqueryResult(subquery=subquery, pool=pool, papers=found.papers, best_reranker_score=best, trace=trace)

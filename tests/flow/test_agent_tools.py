@@ -28,8 +28,8 @@ SNAPSHOT = Path(__file__).parent / "snapshots" / "agent_tools.json"
 
 
 @pytest.fixture(scope="module")
-def index(memory_index: MemoryIndex) -> MemoryIndex:
-    return memory_index
+def index(seed_memory_index: MemoryIndex) -> MemoryIndex:
+    return seed_memory_index  # the expected pools below (20 per search, pins) are the seed's retrieval rules
 
 
 def run_script(index: MemoryIndex, *turns, **fields) -> tuple[dict, object]:

@@ -36,8 +36,8 @@ REWRITTEN = "okapi saturation inverted indexes: What about its lexical analysis?
 
 
 @pytest.fixture(scope="module")
-def index(memory_index: MemoryIndex) -> MemoryIndex:
-    return memory_index
+def index(seed_memory_index: MemoryIndex) -> MemoryIndex:
+    return seed_memory_index  # the expected pools below (20 per search, pins) are the seed's retrieval rules
 
 
 def thread_state(chat: ChatSession) -> dict:

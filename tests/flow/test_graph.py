@@ -15,7 +15,7 @@ from lit3r.llm.budget import Budget
 from lit3r.llm.errors import LLMCallError
 from lit3r.models import ABSTENTION, Answer
 from lit3r.prompts.safety import LEFT_OUT
-from lit3r.settings import Settings
+from lit3r.settings import Settings, load_preset
 from lit3r.tools import TOOL_NAMES
 
 from fakes.agent import assert_grounded, make_context, run_agent, tool_messages
@@ -28,8 +28,8 @@ from fakes.retrieval import AlwaysInsufficient, EndlessDecomposer
 
 
 @pytest.fixture(scope="module")
-def index(memory_index: MemoryIndex) -> MemoryIndex:
-    return memory_index
+def index(seed_memory_index: MemoryIndex) -> MemoryIndex:
+    return seed_memory_index  # the expected pools below (20 per search, pins) are the seed's retrieval rules
 
 
 def node_names(context: Context) -> list[str]:
@@ -192,7 +192,7 @@ def test_chat_thread_starts_each_question_afresh(index) -> None:
 def injected_index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
     folder = tmp_path_factory.mktemp("injected")
     records = write_records(folder / "papers.jsonl", [paper_record(pid) for pid in PAPERS] + [hostile_record()])
-    return MemoryIndex(records, Settings(home=folder / "home"))
+    return MemoryIndex(records, Settings(home=folder / "home", retriever=load_preset("seed")["retriever"]))
 
 
 def test_injected_instructions_do_not_change_the_fixed_answer(injected_index) -> None:

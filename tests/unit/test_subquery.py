@@ -15,10 +15,14 @@ from lit3r.retrieval.subquery import (
     prf_query,
     retrieve_subquery,
 )
+from lit3r.settings import load_preset
 
 from fakes.corpus import PAPERS
 from fakes.index import MemoryIndex
 from fakes.retrieval import ScriptedReranker
+
+SEED = RetrieverSettings(**load_preset("seed")["retriever"])
+"""The seed's rules (PRF always, the pinned blend), which these tests describe; the defaults differ."""
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +107,7 @@ def test_candidates_follow_the_fused_paper_ranking_round_robin(index) -> None:
 
 
 def test_without_reranker_the_pool_is_the_retrieval_top_20_with_rank_scores(index) -> None:
-    result = retrieve_subquery(index, "reranker logit pairwise", None, RetrieverSettings())
+    result = retrieve_subquery(index, "reranker logit pairwise", None, SEED)
     candidates = result.trace["candidates"]
     assert result.best_reranker_score is None and result.trace["reranker"] is None
     assert [c for c, _s in result.pool] == candidates[:20]
@@ -114,7 +118,7 @@ def test_without_reranker_the_pool_is_the_retrieval_top_20_with_rank_scores(inde
 
 def test_pinned_top_20_survive_the_rerankers_favourite(index) -> None:
     favourite_last = ScriptedReranker(lambda position, _p: float(position))  # the last candidate scores highest
-    settings = RetrieverSettings(rerank_candidates=30)
+    settings = SEED.model_copy(update={"rerank_candidates": 30})
     result = retrieve_subquery(index, "reranker logit pairwise", favourite_last, settings)
     candidates = result.trace["candidates"]
     assert len(candidates) == 30
@@ -127,14 +131,14 @@ def test_pinned_top_20_survive_the_rerankers_favourite(index) -> None:
     expected = fusion.blend_rerank(candidates, {c: float(i) for i, c in enumerate(candidates)}, keep=20)
     assert result.pool == expected
     # Without pins the reranker's favourite makes it into the pool.
-    no_pins = RetrieverSettings(rerank_candidates=30, pinned=0)
+    no_pins = SEED.model_copy(update={"rerank_candidates": 30, "pinned": 0})
     unpinned = retrieve_subquery(index, "reranker logit pairwise", ScriptedReranker(lambda i, _p: float(i)), no_pins)
     assert candidates[-1] in dict(unpinned.pool)
 
 
 def test_rerank_off_never_calls_the_reranker(index) -> None:
     reranker = ScriptedReranker()
-    result = retrieve_subquery(index, "speech acoustic", reranker, RetrieverSettings(rerank=False))
+    result = retrieve_subquery(index, "speech acoustic", reranker, SEED.model_copy(update={"rerank": False}))
     assert reranker.calls == [] and result.best_reranker_score is None
     assert [c for c, _s in result.pool] == result.trace["candidates"][:20]
 
@@ -157,7 +161,7 @@ def test_dense_query_replaces_only_the_dense_text(index, monkeypatch) -> None:
     seen: list[str] = []
     original = index.encoder.encode_queries
     monkeypatch.setattr(index.encoder, "encode_queries", lambda texts: seen.extend(texts) or original(texts))
-    result = retrieve_subquery(index, "okapi", None, RetrieverSettings(), dense_query="image pixel convolution")
+    result = retrieve_subquery(index, "okapi", None, SEED, dense_query="image pixel convolution")
     assert seen[0] == "image pixel convolution"
     assert seen[1].startswith("image pixel convolution ")  # the PRF sweep expands the HyDE text too
     assert result.trace["sweeps"]["original"]["query"] == "okapi"

@@ -11,7 +11,8 @@ Which one (if any) becomes the default is decided by measuring on QASPER, not he
 from __future__ import annotations
 
 import math
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -164,6 +165,10 @@ def lexical_scores(
     return scores
 
 
+PASSAGE_CACHE = 50_000
+"""Passages whose tokens a :class:`LexicalReranker` keeps (QASPER's 416 papers have about 20,000 chunks)."""
+
+
 class LexicalReranker:
     """Stemmed-term BM25 over the candidates with coverage and proximity boosts (see :func:`lexical_scores`).
 
@@ -181,6 +186,8 @@ class LexicalReranker:
     ) -> None:
         self.settings = settings or BM25Settings()
         self.coverage_weight, self.proximity_weight = coverage_weight, proximity_weight
+        self._passage_tokens: OrderedDict[str, list[str]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """One lexical relevance score per passage (0.0 when no query term occurs)."""
@@ -188,12 +195,30 @@ class LexicalReranker:
             return []
         from lit3r.index.bm25 import tokenize
 
-        tokens = tokenize([query, *passages], self.settings)
+        documents = self._tokens(passages)
         return lexical_scores(
-            tokens[0],
-            tokens[1:],
+            tokenize([query], self.settings)[0],
+            documents,
             k1=self.settings.k1,
             b=self.settings.b,
             coverage_weight=self.coverage_weight,
             proximity_weight=self.proximity_weight,
         )
+
+    def _tokens(self, passages: Sequence[str]) -> list[list[str]]:
+        """Each passage's tokens; a passage's tokens depend only on its text, so the most recent
+        :data:`PASSAGE_CACHE` passages' are kept (candidates recur across subqueries and questions)."""
+        from lit3r.index.bm25 import tokenize
+
+        with self._lock:
+            known = {p: self._passage_tokens[p] for p in passages if p in self._passage_tokens}
+        missing = list(dict.fromkeys(p for p in passages if p not in known))
+        if missing:
+            known.update(zip(missing, tokenize(missing, self.settings), strict=True))
+        with self._lock:
+            for passage in passages:
+                self._passage_tokens[passage] = known[passage]
+                self._passage_tokens.move_to_end(passage)
+            while len(self._passage_tokens) > PASSAGE_CACHE:
+                self._passage_tokens.popitem(last=False)
+        return [known[p] for p in passages]
