@@ -28,6 +28,21 @@ def new_trace_id() -> str:
     return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
+def newest_first(folder: Path) -> list[Path]:
+    """The trace files in ``folder``, newest first: by the second in their id, then by when they were written
+    (ids of one second differ only in their random suffix)."""
+    if not folder.is_dir():
+        return []
+
+    def written(path: Path) -> tuple[str, int]:
+        try:
+            return path.stem[:15], path.stat().st_mtime_ns
+        except OSError:  # removed while listing
+            return path.stem[:15], 0
+
+    return sorted(folder.glob("*.json"), key=written, reverse=True)
+
+
 def trace_path(settings: Settings, trace_id: str) -> Path:
     """Where the trace with this id is written."""
     return settings.home / "traces" / f"{trace_id}.json"

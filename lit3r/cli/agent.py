@@ -124,8 +124,10 @@ def trace_show(
 @trace_app.command("list")
 def trace_list(limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20) -> None:
     """List the traces under the home folder, newest first."""
+    from lit3r.app.traces import newest_first
+
     folder = existing_home() / "traces"
-    paths = sorted(folder.glob("*.json"), reverse=True)[:limit] if folder.is_dir() else []
+    paths = newest_first(folder)[:limit]
     if not paths:
         err.print(f"no traces under {folder}")
     for path in paths:

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from lit3r.app.trace_diff import TraceDiff, diff_traces
-from lit3r.app.traces import load_trace, summarize, trace_path
+from lit3r.app.traces import load_trace, newest_first, summarize, trace_path
 from lit3r.server.errors import ApiError
 from lit3r.server.routes import runtime_of
 from lit3r.server.schemas import TRACE_ID
@@ -99,7 +99,7 @@ async def list_traces(
     folder = traces_folder(runtime_of(request).settings)
 
     def listed() -> list[dict[str, Any]]:
-        paths = sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []
+        paths = newest_first(folder)
         if thread_id is None:
             return [summary(p) for p in paths[offset : offset + limit]]
         found = [s for s in map(summary, paths) if s.get("thread_id") == thread_id]
