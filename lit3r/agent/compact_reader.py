@@ -21,7 +21,8 @@ one repair call; a second such reply, or a failed call, hands the question to th
 "unanswerable" (the model's own judgement) abstains, as the gate's verdict already does before the reader runs.
 
 The answer is written so its claim carries the quoted words: yes/no as ``option`` "Yes"/"No" and the text
-"Yes — <quote> [1]." (the claim check reads the quote), a span or a sentence as "<answer> [1]."
+"Yes — <words> [1]" (the claim check reads the words: the stretch of the quote that covers the question's terms,
+:func:`polar_words`), a span or a sentence as "<answer> [1]".
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Paper
 from lit3r.prompts.common import AnswerSpec
 from lit3r.prompts.compact import COMPACT_SYSTEM, render_compact, render_compact_repair, render_passages
 from lit3r.tools.reader import OPTION_SEPARATOR, split_sentences
+from lit3r.tools.reader.polarity import cue_spans
 from lit3r.tools.reader.question import NO, YES, answer_form, implicit_options
+from lit3r.tools.reader.scoring import query_terms
+from lit3r.tools.reader.spans import best_clause, covering_span
 
 AnswerKind = Literal["span", "sentence", "yes", "no", "unanswerable"]
 MAX_SUPPORT = 3
@@ -116,6 +120,22 @@ def _cited(text: str, markers: str) -> str:
     """``text`` with the markers before its final period (its own words and punctuation kept otherwise)."""
     text = text.strip()
     return f"{text[:-1].rstrip()} {markers}." if text.endswith(".") else f"{text} {markers}"
+
+
+def polar_words(question: str, passage: Passage, quote: str) -> str:
+    """What a yes/no answer says after its "Yes — ": the shortest stretch of the quote's deciding clause that holds
+    the question's terms and any negation (the offline reader's rule, :func:`lit3r.tools.reader.forms.polar_answer`,
+    which doubled its yes/no Answer F1 over quoting the clause), else the quote."""
+    at = passage.text.find(quote)
+    if at < 0:
+        return quote
+    text, span = passage.chunk.text, (passage.start + at, passage.start + at + len(quote))
+    question_terms = query_terms(question)
+    clause = best_clause(text, span, question_terms)
+    window = covering_span(text, clause, question_terms, keep=cue_spans(text, *clause))
+    if window is None or len(split_sentences(text, *window)) != 1:
+        return quote
+    return text[slice(*window)]
 
 
 def _cut(quote: str) -> str:
@@ -269,7 +289,8 @@ class CompactReader:
         if choice is None and kind in ("yes", "no"):
             choice = YES if kind == "yes" else NO
         if choice is not None:
-            text = f"{choice}{OPTION_SEPARATOR}{_cited(first, markers)}"
+            words = polar_words(question, *support[0]) if letter is None else first
+            text = f"{choice}{OPTION_SEPARATOR}{_cited(words, markers)}"
             # a polar answer to a question not worded as one carries no option (there were none to choose from)
             option = choice if letter is not None or choice in implicit_options(question) else None
             return Answer(question=question, text=text, citations=citations, option=option, sufficient=True)
