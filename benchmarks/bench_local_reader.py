@@ -16,7 +16,8 @@ and the 1-minute load average before and after. A question already in the file i
 resumes where it stopped.
 
 ``score`` reads the file and prints the official QASPER Answer F1 (overall and by type) and Evidence F1,
-abstention precision and recall on unanswerable questions, the fallback rate, and medians of model calls,
+abstention precision and recall on unanswerable questions (every annotator says so, as the project's
+abstention metrics count them; and, as ``*_some``, at least one does), the fallback rate, and medians of model calls,
 tokens and seconds (wall and llama.cpp's) per question. With ``--grounding`` it also computes ALCE citation
 recall and precision with the LLM judge over the same answers (it starts the preset's server again).
 """
@@ -173,6 +174,9 @@ def score(args: argparse.Namespace) -> None:
     abstained = [r["predicted_answer"] == UNANSWERABLE for r in answered]
     unanswerable = [bool(r["gold_unanswerable"]) for r in answered]
     hits = sum(a and u for a, u in zip(abstained, unanswerable, strict=True))
+    by_id = {q.id: q for q in load_questions(args.data)}
+    some = [any(a.get("unanswerable") for a in by_id[r["question_id"]].annotations) for r in answered]
+    some_hits = sum(a and u for a, u in zip(abstained, some, strict=True))
     calls = [len(r["calls"]) for r in answered]
     tokens = [sum(c["prompt_tokens"] + c["completion_tokens"] for c in r["calls"]) for r in answered]
     llama = [r["llama"] for r in answered]
@@ -189,6 +193,9 @@ def score(args: argparse.Namespace) -> None:
         "gold_unanswerable": sum(unanswerable),
         "abstention_precision": round(hits / sum(abstained), 3) if sum(abstained) else None,
         "abstention_recall": round(hits / sum(unanswerable), 3) if sum(unanswerable) else None,
+        "gold_unanswerable_by_some_annotator": sum(some),
+        "abstention_precision_some": round(some_hits / sum(abstained), 3) if sum(abstained) else None,
+        "abstention_recall_some": round(some_hits / sum(some), 3) if sum(some) else None,
         "fallback_rate": round(sum(r["fallback"] for r in answered) / len(answered), 3) if answered else None,
         "supported_fraction_mean": _mean([r["supported_fraction"] for r in answered]),
         "model_calls_median": median(calls),
