@@ -13,7 +13,9 @@ Validation repairs what it can without a model call (each repair is named in the
 * an answer of kind span/sentence that says "Yes"/"No" or "unanswerable" is read as that kind; a missing quote
   is the answer itself when the answer is copied from the passage; an empty answer is the first quote;
 * an answer whose numbers or content words are not in the cited text (the grounding guards,
-  :func:`lit3r.grounding.guards.support_problem`) is replaced by its first quote, which is;
+  :func:`lit3r.grounding.guards.support_problem`) is replaced by its first quote, which is; so is an answer
+  that only repeats the question's words ("lexical features" for "What lexical features are extracted?"): it
+  tells the reader nothing the question did not;
 * an answer longer than :data:`MAX_SENTENCES` sentences is cut to them.
 
 Only a reply with no quote found in any passage (or, for a multiple-choice question, no valid letter) costs the
@@ -125,7 +127,8 @@ def _cited(text: str, markers: str) -> str:
 def polar_words(question: str, passage: Passage, quote: str) -> str:
     """What a yes/no answer says after its "Yes — ": the shortest stretch of the quote's deciding clause that holds
     the question's terms and any negation (the offline reader's rule, :func:`lit3r.tools.reader.forms.polar_answer`,
-    which doubled its yes/no Answer F1 over quoting the clause), else the quote."""
+    which doubled its yes/no Answer F1 over quoting the clause); the clause when that stretch is under three
+    words (a lone "data" states nothing a judge can check), else the quote."""
     at = passage.text.find(quote)
     if at < 0:
         return quote
@@ -133,9 +136,9 @@ def polar_words(question: str, passage: Passage, quote: str) -> str:
     question_terms = query_terms(question)
     clause = best_clause(text, span, question_terms)
     window = covering_span(text, clause, question_terms, keep=cue_spans(text, *clause))
-    if window is None or len(split_sentences(text, *window)) != 1:
-        return quote
-    return text[slice(*window)]
+    if window is not None and len(split_sentences(text, *window)) == 1 and len(text[slice(*window)].split()) >= 3:
+        return text[slice(*window)]
+    return text[slice(*clause)] if len(text[slice(*clause)].split()) >= 3 else quote
 
 
 def _cut(quote: str) -> str:
@@ -304,6 +307,9 @@ class CompactReader:
         cited = " ".join(p.chunk.text for p, _ in support)
         if (problem := support_problem(text, cited, self.min_overlap)) is not None:
             repairs.append(f"answer not grounded ({problem}): the first quote answers")
+            text = first
+        elif query_terms(text) <= query_terms(question):
+            repairs.append("answer only repeats the question's words: the first quote answers")
             text = first
         return Answer(question=question, text=_cited(text, markers), citations=citations, sufficient=True)
 

@@ -121,7 +121,7 @@ def test_a_span_answering_yes_is_read_as_a_yes():
     question = "Do they use human judges?"
     n = numbered(question)["p1::c0001"]
     result, _, _ = run([reply("span", "Yes.", (n, "with human judges"))], question)
-    assert result.answer.option == "Yes" and result.answer.text == "Yes — human judges [1]"
+    assert result.answer.option == "Yes" and result.answer.text == "Yes — with human judges [1]"
 
 
 def test_a_quote_under_the_wrong_number_moves_to_the_passage_that_holds_it():
@@ -241,3 +241,24 @@ def test_the_session_answers_through_the_compact_reader_with_offline_planning(me
     assert answer.sufficient and answer.citations and answer.fallbacks == []
     chunk = memory_index.chunk_by_id[answer.citations[0].chunk_id]
     assert answer.citations[0].quote in chunk.text
+
+
+def test_an_answer_repeating_only_the_questions_words_is_replaced_by_its_quote():
+    question = "What lexical features are extracted?"
+    chunk = Chunk(
+        id="p2::c0001", paper_id="p2", type="text", text="We extract lexical features: word n-grams and POS tags."
+    )
+    compact, _, _ = reader([reply("span", "lexical features", (1, "word n-grams and POS tags"))])
+    result = compact.run(question, [Paper(id="p2", title="P")], [chunk])
+    assert result.answer.text == "word n-grams and POS tags [1]" and any(
+        "repeats the question" in r for r in result.repairs
+    )
+
+
+def test_a_yes_no_answer_too_short_to_state_anything_quotes_its_clause():
+    question = "Is their data open sourced?"
+    text = "All code and data are available at the project page."
+    chunk = Chunk(id="p3::c0001", paper_id="p3", type="text", text=text)
+    compact, _, _ = reader([reply("yes", "", (1, "All code and data are available at the project page."))])
+    answer = compact.run(question, [Paper(id="p3", title="P")], [chunk]).answer
+    assert answer.option == "Yes" and len(answer.text.split("—", 1)[1].split()) >= 4
