@@ -19,7 +19,8 @@ resumes where it stopped.
 abstention precision and recall on unanswerable questions (every annotator says so, as the project's
 abstention metrics count them; and, as ``*_some``, at least one does), the fallback rate, and medians of model calls,
 tokens and seconds (wall and llama.cpp's) per question. With ``--grounding`` it also computes ALCE citation
-recall and precision with the LLM judge over the same answers (it starts the preset's server again).
+recall and precision with the LLM judge over the same answers (the first ``--limit`` of them, when given; it
+starts the preset's server again and judges with ``grounding.judge=llm`` whatever the preset's in-loop judge).
 """
 
 from __future__ import annotations
@@ -237,13 +238,15 @@ def citations(args: argparse.Namespace, answered: list[dict[str, Any]]) -> dict[
     from lit3r.llm.wrapper import LLM
 
     settings = eval_settings(args.preset, args.home, args.data)
-    pairs = [(None, Answer.model_validate(r["answer"])) for r in answered]
+    pairs = [(None, Answer.model_validate(r["answer"])) for r in answered[: args.limit]]
     with local_llm(settings, home=args.home) as served:
         from lit3r.evals.grounding import GroundingEvaluation
 
-        judge = make_judge(served.grounding, llm=LLM.from_settings(served.llm))
+        grounding = served.grounding.model_copy(update={"judge": "llm"})
+        judge = make_judge(grounding, llm=LLM.from_settings(served.llm))
         setup = GroundingEvaluation(judge, index_passages(CorpusIndex.open(settings)))
-        return {"grounding_judge": judge.name, **citation_report(pairs, setup)}  # type: ignore[arg-type]
+        report = citation_report(pairs, setup)  # type: ignore[arg-type]
+        return {"grounding_judge": judge.name, "grounding_answers": len(pairs), **report}
 
 
 def main(argv: list[str] | None = None) -> None:
