@@ -49,8 +49,11 @@ class LocalSettings(BaseModel):
     )
     cache: bool = Field(
         default=False,
-        description="llama.cpp's prompt cache in RAM (--cache): the evaluated state of earlier prompts is kept, so "
-        "a call sharing a prefix with any of them (not only the last one) evaluates just the rest.",
+        description="llama-cpp-python's prompt cache in RAM (--cache): the evaluated state of earlier prompts is "
+        "kept, so a call sharing a prefix with any of them (not only the last one) evaluates just the rest. Off by "
+        "default and in the presets: each kept state also holds a batch of logits (512 x the vocabulary in floats, "
+        "about 300 MB for Qwen's) that its 2 GiB limit does not count, so a long run grew past 16 GB and was killed. "
+        "Without it the server still reuses the prefix a call shares with the previous one.",
     )
 
     model_config = ConfigDict(extra="forbid")

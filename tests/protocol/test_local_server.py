@@ -176,7 +176,7 @@ def test_the_local_preset_and_the_environment_select_the_provider(monkeypatch) -
     assert preset.llm.provider == "local" and preset.llm.max_attempts == 1 and preset.llm.timeout_s >= 300
     # Sized to a 1.5B model on a CPU: the compact reader is the one model call besides the claim judge.
     assert (preset.llm.reader, preset.llm.planning) == ("compact", "offline")
-    assert preset.llm.local.cache and preset.llm.local.model == "qwen2.5-coder-1.5b"
+    assert not preset.llm.local.cache and preset.llm.local.model == "qwen2.5-coder-1.5b"  # its states grow unbounded
     assert preset.grounding.judge == "exact"  # guards, then quoted words checked verbatim: no judge call
     assert load_settings("local-small").llm.local.model == "qwen2.5-coder-0.5b"
     # The former loop for the same model: the two-stage reader, LLM planning, fewer rounds and papers.
