@@ -16,7 +16,10 @@ Validation repairs what it can without a model call (each repair is named in the
   :func:`lit3r.grounding.guards.support_problem`) is replaced by its first quote, which is; so is an answer
   that only repeats the question's words ("lexical features" for "What lexical features are extracted?"): it
   tells the reader nothing the question did not;
-* an answer longer than :data:`MAX_SENTENCES` sentences is cut to them.
+* an answer longer than :data:`MAX_SENTENCES` sentences is cut to them, and each sentence gets the markers;
+* "yes"/"no" for a question not worded as a yes/no question is no answer: the quote answers;
+* with ``verbatim`` (set when claims are checked by the exact judge), a span or sentence not copied from a cited
+  passage gives way to its quote; words copied with other spacing or case are given as the passage has them.
 
 Only a reply with no quote found in any passage (or, for a multiple-choice question, no valid letter) costs the
 one repair call; a second such reply, or a failed call, hands the question to the deterministic ``fallback``.
@@ -119,9 +122,10 @@ def _abstain(question: str, ranking: list[str]) -> Answer:
 
 
 def _cited(text: str, markers: str) -> str:
-    """``text`` with the markers before its final period (its own words and punctuation kept otherwise)."""
+    """``text`` with the markers closing each of its sentences (before a final period), so every claim cites."""
     text = text.strip()
-    return f"{text[:-1].rstrip()} {markers}." if text.endswith(".") else f"{text} {markers}"
+    pieces = [text[start:end] for start, end in split_sentences(text)] or [text]
+    return " ".join(f"{p[:-1].rstrip()} {markers}." if p.endswith(".") else f"{p} {markers}" for p in pieces)
 
 
 def polar_words(question: str, passage: Passage, quote: str) -> str:
@@ -154,6 +158,8 @@ class CompactReader:
         passages: how many passages the model is shown.
         passage_chars: the most characters of one passage.
         min_overlap: the grounding guard's share of content words an answer must take from its cited text.
+        verbatim: answer in quoted words only (what the exact claim judge accepts): a span or sentence not copied
+            from a cited passage gives way to its quote.
         recorder: receives the passages shown, the repairs and fallback notes.
     """
 
@@ -167,6 +173,7 @@ class CompactReader:
         passages: int = 6,
         passage_chars: int = 600,
         min_overlap: float = 0.5,
+        verbatim: bool = False,
         recorder: NoteRecorder | None = None,
     ) -> None:
         self.llm = llm
@@ -174,6 +181,7 @@ class CompactReader:
         self.passages = passages
         self.passage_chars = passage_chars
         self.min_overlap = min_overlap
+        self.verbatim = verbatim
         self.recorder = recorder
 
     def read(
@@ -291,27 +299,43 @@ class CompactReader:
         choice = spec.options[letter] if letter is not None else None
         if choice is None and kind in ("yes", "no"):
             choice = YES if kind == "yes" else NO
+            if choice not in implicit_options(question):  # a Yes answers no question that is not worded as one
+                repairs.append(f"kind {kind} for a question not asked as yes/no: the first quote answers")
+                choice, text = None, first
         if choice is not None:
             words = polar_words(question, *support[0]) if letter is None else first
             text = f"{choice}{OPTION_SEPARATOR}{_cited(words, markers)}"
-            # a polar answer to a question not worded as one carries no option (there were none to choose from)
-            option = choice if letter is not None or choice in implicit_options(question) else None
-            return Answer(question=question, text=text, citations=citations, option=option, sufficient=True)
-        if not text:
-            repairs.append("empty answer: the first quote answers")
-            text = first
+            return Answer(question=question, text=text, citations=citations, option=choice, sufficient=True)
+        text = self.grounded_text(question, text, first, support, repairs)
         sentences = split_sentences(text)
         if len(sentences) > MAX_SENTENCES:
             repairs.append(f"answer cut to its first {MAX_SENTENCES} sentences")
             text = text[: sentences[MAX_SENTENCES - 1][1]]
+        return Answer(question=question, text=_cited(text, markers), citations=citations, sufficient=True)
+
+    def grounded_text(
+        self, question: str, text: str, first: str, support: list[tuple[Passage, str]], repairs: list[str]
+    ) -> str:
+        """The answer's words, or the first quote when they are empty, not grounded in the cited text, only the
+        question's words again, or (with ``verbatim``) not copied from a cited passage; copied words are given as
+        the passage has them."""
+        if not text:
+            repairs.append("empty answer: the first quote answers")
+            return first
         cited = " ".join(p.chunk.text for p, _ in support)
         if (problem := support_problem(text, cited, self.min_overlap)) is not None:
             repairs.append(f"answer not grounded ({problem}): the first quote answers")
-            text = first
-        elif query_terms(text) <= query_terms(question):
+            return first
+        if query_terms(text) <= query_terms(question):
             repairs.append("answer only repeats the question's words: the first quote answers")
-            text = first
-        return Answer(question=question, text=_cited(text, markers), citations=citations, sufficient=True)
+            return first
+        copied = next((found for p, _ in support if (found := locate_quote(text, p.text)) is not None), None)
+        if copied is not None:
+            return copied
+        if self.verbatim:
+            repairs.append("answer not copied from a cited passage (verbatim answers): the first quote answers")
+            return first
+        return text
 
     def _fallback(
         self, question: str, chunks: Sequence[Chunk], spec: AnswerSpec, passages: list[Passage], reason: str

@@ -191,7 +191,8 @@ class Session:
             compact = settings.llm.compact
             return CompactReader(
                 llm, _extractive_fallback, passages=compact.passages, passage_chars=compact.passage_chars,
-                min_overlap=settings.grounding.min_overlap, recorder=note,
+                min_overlap=settings.grounding.min_overlap, verbatim=settings.grounding.judge == "exact",
+                recorder=note,
             )  # fmt: skip
         chars = settings.retriever.verify_chunk_chars
         return LLMReader(llm, _extractive_fallback, chunk_chars=chars, recorder=note)

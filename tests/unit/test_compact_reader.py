@@ -161,7 +161,7 @@ def test_a_long_answer_is_cut_to_two_sentences():
     n = numbered(QUESTION)["p1::c0001"]
     long = "Human judges evaluate. Three annotators rated every sentence. The agreement was 0.71."
     result, _, _ = run([reply("sentence", long, (n, "Three annotators rated every sentence"))], QUESTION)
-    assert result.answer.text == "Human judges evaluate. Three annotators rated every sentence [1]."
+    assert result.answer.text == "Human judges evaluate [1]. Three annotators rated every sentence [1]."  # each cites
 
 
 def test_a_reply_with_no_quote_found_costs_one_repair_call_that_can_succeed():
@@ -262,3 +262,22 @@ def test_a_yes_no_answer_too_short_to_state_anything_quotes_its_clause():
     compact, _, _ = reader([reply("yes", "", (1, "All code and data are available at the project page."))])
     answer = compact.run(question, [Paper(id="p3", title="P")], [chunk]).answer
     assert answer.option == "Yes" and len(answer.text.split("—", 1)[1].split()) >= 4
+
+
+def test_yes_or_no_to_a_question_not_asked_as_yes_no_is_answered_by_the_quote():
+    n = numbered(QUESTION)["p1::c0001"]
+    result, _, _ = run([reply("yes", "", (n, "Three annotators rated every sentence"))], QUESTION)
+    assert result.answer.option is None and result.answer.text == "Three annotators rated every sentence [1]"
+
+
+def test_verbatim_answers_are_the_passages_own_words_or_the_quote():
+    n = numbered(QUESTION)["p1::c0001"]
+    copied, _, _ = reader([reply("span", "HUMAN  judges", (n, "with human judges"))], verbatim=True)
+    assert copied.run(QUESTION, [PAPER], CHUNKS).answer.text == "human judges [1]"
+    own, _, _ = reader(
+        [reply("sentence", "Judges who are human rated grammar.", (n, "with human judges"))], verbatim=True
+    )
+    result = own.run(QUESTION, [PAPER], CHUNKS)
+    assert result.answer.text == "with human judges [1]" and any("verbatim answers" in r for r in result.repairs)
+    free, _, _ = reader([reply("sentence", "Judges who are human rated grammar.", (n, "with human judges"))])
+    assert free.run(QUESTION, [PAPER], CHUNKS).answer.text == "Judges who are human rated grammar [1]."
