@@ -82,11 +82,13 @@ class Support(BaseModel):
 
 
 class CompactReply(BaseModel):
-    """The compact reader's one JSON object."""
+    """The compact reader's one JSON object. Every field is required and ``support`` holds at least one quote, so a
+    grammar built from the schema makes a small model write them (an optional field it simply leaves out: the
+    0.5B model did, every time); for "unanswerable" the quote is the passage that came closest."""
 
-    support: list[Support] = Field(default_factory=list, description="Passages the answer rests on, with quotes.")
+    support: list[Support] = Field(min_length=1, description="Passages the answer rests on, with quotes.")
     kind: AnswerKind = Field(description="span, sentence, yes, no or unanswerable.")
-    answer: str = Field(default="", description="The short answer; empty for yes, no and unanswerable.")
+    answer: str = Field(description="The short answer; empty for yes, no and unanswerable.")
 
     @field_validator("kind", mode="before")
     @classmethod

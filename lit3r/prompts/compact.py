@@ -22,7 +22,7 @@ Fill the JSON fields:
 exactly from that passage (a few words to one sentence).
 - "kind": "yes" or "no" for a yes/no question; "span" when the answer is a short phrase copied from a passage \
 (a name, a number, a method, a dataset); "sentence" when it needs a sentence in your words; "unanswerable" when \
-the passages do not answer the question (then "support" is empty).
+the passages do not answer the question (then "support" quotes the passage that comes closest).
 - "answer": the short answer: a few words for "span", one sentence for "sentence", empty for "yes", "no" and \
 "unanswerable".
 

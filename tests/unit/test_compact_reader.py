@@ -107,7 +107,9 @@ def test_yes_no_answers_carry_the_option_and_the_quoted_words(kind: str, option:
 
 
 def test_unanswerable_abstains_without_citations():
-    result, model, _ = run([reply("unanswerable")], "Which GPU did they train on?")
+    result, model, _ = run(
+        [reply("unanswerable", "", (3, "Earlier systems used templates"))], "Which GPU did they train on?"
+    )
     assert not result.answer.sufficient and result.answer.text == ABSTENTION and result.answer.citations == []
     assert len(model.calls) == 1 and result.fallback is None
 
@@ -135,10 +137,20 @@ def test_a_quote_under_the_wrong_number_moves_to_the_passage_that_holds_it():
 
 def test_a_passage_number_written_as_text_is_still_that_number():
     assert (
-        CompactReply.model_validate({"kind": "Span", "support": [{"passage": "[2]", "quote": "q"}]}).support[0].passage
+        CompactReply.model_validate({"kind": "Span", "answer": "x", "support": [{"passage": "[2]", "quote": "q"}]})
+        .support[0]
+        .passage
         == 2
     )
-    assert CompactReply.model_validate({"kind": "no", "support": [{"passage": "P3", "quote": "q"}]}).kind == "no"
+    assert (
+        CompactReply.model_validate({"kind": "no", "answer": "", "support": [{"passage": "P3", "quote": "q"}]}).kind
+        == "no"
+    )
+
+
+def test_the_schema_makes_a_grammar_write_every_field_and_a_quote():
+    schema = CompactReply.model_json_schema()
+    assert set(schema["required"]) == {"support", "kind", "answer"} and schema["properties"]["support"]["minItems"] == 1
 
 
 def test_a_span_without_a_quote_found_is_cited_where_the_span_stands():
