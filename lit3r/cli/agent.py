@@ -10,7 +10,7 @@ import typer
 from rich.text import Text
 
 from lit3r.cli.app import app, err, existing_home, fail, out, printable, state
-from lit3r.models import Answer
+from lit3r.models import Answer, TraceEvent
 
 trace_app = typer.Typer(no_args_is_help=True, help="Inspect the traces of answered questions.")
 
@@ -42,6 +42,14 @@ def print_answer(answer: Answer) -> None:
     out.print(Text(printable(f"rounds: {answer.rounds} · trace: {answer.trace_path}"), "dim"))
 
 
+def print_step(event: TraceEvent) -> None:
+    """One completed trace event on stderr: its type, name, seconds, and a model call's tokens."""
+    tokens = ""
+    if event.type == "llm" and "prompt_tokens" in event.data:
+        tokens = f" {event.data['prompt_tokens']}+{event.data.get('completion_tokens', 0)} tokens"
+    err.print(Text(printable(f"{event.duration_ms / 1000:7.1f} s  {event.type} {event.name}{tokens}"), "dim"))
+
+
 def verification_line(answer: Answer) -> str:
     """What claim verification found, in words that say what it checked."""
     supported = sum(c.supported for c in answer.claims)
@@ -63,6 +71,7 @@ def ask(
     planner: Annotated[str, typer.Option(help="'fixed' (the Lit3R sequence, no model) or 'llm'.")] = "fixed",
     thread: Annotated[str | None, typer.Option(help="Conversation thread id (state kept across calls).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    steps: Annotated[bool, typer.Option("--steps", help="Print each step to stderr as it completes.")] = False,
 ) -> None:
     """Answer a question with inline citations [n], the cited chunks with locators, and a trace."""
     from lit3r.app.ask import ask as run_ask
@@ -74,8 +83,14 @@ def ask(
     existing_home()
     try:
         answer = run_ask(
-            question, settings=state.settings, options=option, allowed_papers=paper, planner=planner, thread_id=thread
-        )  # type: ignore[arg-type]
+            question,
+            settings=state.settings,
+            options=option,
+            allowed_papers=paper,
+            planner=planner,  # type: ignore[arg-type]
+            thread_id=thread,
+            on_event=print_step if steps else None,
+        )
     except (IndexNotBuiltError, LLMConfigError, ValueError) as exc:
         fail(str(exc))
     if as_json:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lit3r.llm.errors import LLMConfigError
-from lit3r.llm.local_model import local_model_path
+from lit3r.llm.local_model import PACKAGED, local_model_path
 from lit3r.llm.settings import LocalSettings
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ def server_arguments(model: Path, port: int, alias: str, local: LocalSettings) -
     arguments += ["--n_ctx", str(local.n_ctx), "--n_threads", threads, "--n_threads_batch", threads]
     if local.chat_format:
         arguments += ["--chat_format", local.chat_format]
+    if local.cache:
+        arguments += ["--cache", "true"]
     return arguments
 
 
@@ -217,7 +219,7 @@ def local_llm(
         yield settings
         return
     home = home if home is not None else settings.home
-    model = local_model_path(llm.local.model_path, home)
+    model = local_model_path(llm.local.model_path, home, PACKAGED[llm.local.model])
     server = LocalServer(model, home / LOG_FILE, llm.local, program=program)
     with server:
         served = llm.model_copy(update={"base_url": server.base_url, "model": server.alias})

@@ -42,6 +42,28 @@ class LocalSettings(BaseModel):
     startup_timeout_s: float = Field(
         default=180.0, gt=0, description="Seconds the server may take to load the model and answer /v1/models."
     )
+    model: Literal["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"] = Field(
+        default="qwen2.5-coder-1.5b",
+        description="Which packaged model to join and serve when model_path is None: Qwen2.5-Coder-1.5B-Instruct "
+        "(the 'local' extra) or Qwen2.5-Coder-0.5B-Instruct (the 'local-small' extra), both Q4_K_M.",
+    )
+    cache: bool = Field(
+        default=False,
+        description="llama-cpp-python's prompt cache in RAM (--cache): the evaluated state of earlier prompts is "
+        "kept, so a call sharing a prefix with any of them (not only the last one) evaluates just the rest. Off by "
+        "default and in the presets: each kept state also holds a batch of logits (512 x the vocabulary in floats, "
+        "about 300 MB for Qwen's) that its 2 GiB limit does not count, so a long run grew past 16 GB and was killed. "
+        "Without it the server still reuses the prefix a call shares with the previous one.",
+    )
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class CompactSettings(BaseModel):
+    """What the compact reader shows the model: a few numbered passages, each a stretch of an evidence chunk."""
+
+    passages: int = Field(default=6, ge=1, le=20, description="Passages shown (the best stretches, best first).")
+    passage_chars: int = Field(default=600, ge=100, description="The most characters of one passage.")
 
     model_config = ConfigDict(extra="forbid")
 
@@ -106,6 +128,21 @@ class LLMSettings(BaseModel):
         "function_calling for other chat models.",
     )
     local: LocalSettings = Field(default_factory=LocalSettings, description="provider 'local': the llama.cpp server.")
+    reader: Literal["lit3r", "compact"] = Field(
+        default="lit3r",
+        description="'lit3r': the two-stage reader (per-paper judgements, then a synthesis with facts and quotes) "
+        "for capable endpoints; 'compact': one short call over a few numbered passages that a small local model "
+        "can follow (lit3r.agent.compact_reader).",
+    )
+    planning: Literal["llm", "offline"] = Field(
+        default="llm",
+        description="'llm': the model writes subqueries, HyDE passages and sufficiency verdicts; 'offline': those "
+        "steps run without it (keyword subqueries, the calibrated gate), so the reader is the only model call "
+        "besides the claim judge.",
+    )
+    compact: CompactSettings = Field(
+        default_factory=CompactSettings, description="reader 'compact': what the model is shown."
+    )
 
     model_config = ConfigDict(extra="forbid")
 

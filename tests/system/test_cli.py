@@ -113,3 +113,13 @@ def test_ask_restricted_to_an_unknown_paper_fails_with_its_id(disk_index, hashin
     assert result.exit_code == 1 and "unknown paper id(s): no-such-paper" in result.output
     answered = CliRunner().invoke(app, ["--home", home, "ask", "Which paper studies okapi saturation?", "--json"])
     assert answered.exit_code == 0 and json.loads(answered.stdout)["fallbacks"] == []
+
+
+def test_ask_steps_prints_each_step_to_stderr_as_it_completes(disk_index, hashing_encoder) -> None:
+    home = str(disk_index.settings.home)
+    result = CliRunner().invoke(app, ["--home", home, "ask", "Which paper studies okapi saturation?", "--steps"])
+    assert result.exit_code == 0, result.output
+    steps = [line for line in result.stderr.splitlines() if line.strip()]
+    assert any("tool search_chunks" in line for line in steps) and any("synthesize_answer" in line for line in steps)
+    assert all(line.split()[1] == "s" for line in steps)  # "<seconds> s  <type> <name>"
+    assert "search_chunks" not in result.stdout  # the answer alone on stdout

