@@ -20,6 +20,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -46,8 +47,7 @@ def whole_graph(graph: CitationGraph, seed: str, min_shared: int) -> list[str]:
 
 
 def cited_by(graph: CitationGraph, seed: str, min_shared: int) -> list[str]:
-    index = type("Index", (), {"citations": graph})()
-    return coupling_neighbours(index, seed, min_shared)  # type: ignore[arg-type]
+    return coupling_neighbours(SimpleNamespace(citations=graph), seed, min_shared)  # type: ignore[arg-type]
 
 
 def main() -> None:

@@ -12,15 +12,15 @@ order given, each from its best position down (for a pool: its insertion order).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 __all__ = [
     "ab_fusion",
     "best_chunk_per_paper",
     "blend_rerank",
     "coupling_scores",
+    "rank_coupled",
     "fuse_ranking_b",
-    "jaccard",
     "merge_pool",
     "rank_papers_by_max",
     "round_robin",
@@ -286,13 +286,6 @@ def round_robin(lists: Sequence[Sequence[str]], exclude: Collection[str] = ()) -
     return list(merged)
 
 
-def jaccard(a: Collection[str], b: Collection[str]) -> float:
-    """Jaccard similarity ``|a ∩ b| / |a ∪ b|`` of two id sets; 0.0 when both are empty."""
-    sa, sb = set(a), set(b)
-    union = len(sa | sb)
-    return len(sa & sb) / union if union else 0.0
-
-
 def coupling_scores(
     seed_refs: Collection[str],
     refs_by_paper: Mapping[str, Collection[str]],
@@ -315,17 +308,31 @@ def coupling_scores(
     Returns:
         ``(paper_id, jaccard)`` pairs sorted by Jaccard desc, then shared count desc, then id.
     """
+    seed = set(seed_refs)
+    shared = {paper: len(seed & set(refs)) for paper, refs in refs_by_paper.items()}
+    sizes = {paper: len(set(refs)) for paper, refs in refs_by_paper.items()}
+    return rank_coupled(len(seed), shared, sizes.__getitem__, min_shared=min_shared, exclude=exclude)
+
+
+def rank_coupled(
+    seed_size: int,
+    shared: Mapping[str, int],
+    size_of: Callable[[str], int],
+    min_shared: int = 2,
+    exclude: Collection[str] = (),
+) -> list[tuple[str, float]]:
+    """:func:`coupling_scores` from counts: ``shared`` maps a paper to how many of the seed's ``seed_size``
+    references it cites, ``size_of`` gives a paper's reference count; Jaccard is then
+    ``shared / (seed_size + size - shared)``. Same filter, scores and order as :func:`coupling_scores`."""
     if min_shared < 1:
         raise ValueError(f"min_shared must be >= 1, got {min_shared}")
-    seed = set(seed_refs)
     skip = set(exclude)
     found: list[tuple[str, float, int]] = []
-    for paper, refs in refs_by_paper.items():
-        shared = len(seed & set(refs))
-        if paper not in skip and shared >= min_shared:
-            found.append((paper, jaccard(seed, refs), shared))
+    for paper, count in shared.items():
+        if paper not in skip and count >= min_shared:
+            found.append((paper, count / (seed_size + size_of(paper) - count), count))
     found.sort(key=lambda row: (-row[1], -row[2], row[0]))
-    return [(paper, score) for paper, score, _shared in found]
+    return [(paper, score) for paper, score, _count in found]
 
 
 def fuse_ranking_b(

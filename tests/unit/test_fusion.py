@@ -10,7 +10,6 @@ from lit3r.retrieval.fusion import (
     blend_rerank,
     coupling_scores,
     fuse_ranking_b,
-    jaccard,
     merge_pool,
     rank_papers_by_max,
     round_robin,
@@ -197,11 +196,6 @@ def test_round_robin_takes_each_seeds_first_unseen_neighbour_before_any_second()
     # excluding e too: round 2 L2 -> e excluded, a seen, f ; round 3 L1 -> d
     assert round_robin(lists, exclude={"s1", "e"}) == ["a", "b", "g", "c", "f", "d"]
     assert round_robin([]) == []
-
-
-def test_jaccard() -> None:
-    assert jaccard({"a", "b"}, {"b", "c"}) == pytest.approx(1 / 3)  # |{b}| / |{a, b, c}|
-    assert jaccard([], []) == 0.0
 
 
 def test_coupling_requires_two_shared_references_and_sorts_by_jaccard() -> None:
