@@ -68,9 +68,14 @@ PaperLookup = Callable[[str], ParsedPaper | None]
 
 
 def answer_text(answer: Answer) -> str:
-    """The predicted answer: the text without citation markers, white space folded; "Unanswerable" on abstention."""
+    """The predicted answer: "Unanswerable" on abstention; the chosen option when the answer chose one (a yes/no
+    answer is "Yes" or "No", as QASPER's boolean answers are: the words after "Yes — " are the evidence the claim
+    check reads, and QASPER scores evidence as Evidence F1, not as the answer); otherwise the text without
+    citation markers, white space folded."""
     if not answer.sufficient:
         return qasper_score.UNANSWERABLE
+    if answer.option:
+        return answer.option
     return strip_markers(answer.text)
 
 

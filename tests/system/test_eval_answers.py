@@ -191,6 +191,18 @@ def test_evidence_paragraphs_floats_order_and_quotes() -> None:
     assert answer_text(abstained) == "Unanswerable" and evidence_paragraphs(abstained, lookup) == []
 
 
+def test_a_yes_no_answer_is_predicted_as_its_choice() -> None:
+    """QASPER's boolean answers are "Yes"/"No": the quoted words after the choice are evidence, not the answer."""
+    parsed = _paper()
+    citation = _citation(1, 1, 1, "Second paragraph", parsed)
+    polar = Answer(
+        question="Is it?", text="No — Second paragraph [1]", citations=[citation], option="No", sufficient=True
+    )
+    assert answer_text(polar) == "No"
+    assert evidence_paragraphs(polar, {"p": parsed}.get) == ["Second paragraph about results."]
+    assert answer_text(polar.model_copy(update={"sufficient": False})) == "Unanswerable"
+
+
 def test_stage_timings_merge_parallel_calls() -> None:
     def event(name: str, second: float, ms: float, kind: str = "tool") -> dict:
         return {"type": kind, "name": name, "started_at": f"2026-01-01T00:00:{second:09.6f}+00:00", "duration_ms": ms}
