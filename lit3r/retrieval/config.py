@@ -93,6 +93,13 @@ class RetrieverSettings(BaseModel):
     ranking_b_limit: int = Field(default=100, ge=0, description="Fused neighbours kept in Ranking B after the seeds.")
     ab_k: int = Field(default=10, ge=0, description="RRF constant of the A/B fusion.")
     final_papers: int = Field(default=50, ge=0, description="Papers of the final ranking passed to the reader.")
+    reader_chunks: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Best pooled chunks of each read paper given to the reader. The compact reader shows only a few "
+        "short passages cut from them, so it can draw from more chunks than a reader that is shown them whole.",
+    )
     reader_papers: int | None = Field(
         default=None,
         ge=1,

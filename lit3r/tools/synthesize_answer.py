@@ -1,9 +1,10 @@
 """``synthesize_answer``: write the answer from the final papers' pooled passages, then verify its claims.
 
-The reader gets the best pooled chunks of the final papers (at most ``reader_papers`` papers), unless the gate
-says the evidence is insufficient: then it abstains. Its answer's citations are validated and repaired against
-the corpus (a ``read`` step), then every claim is judged against the chunks it cites (a ``verify`` step, when a
-judge is configured): unsupported sentences are removed or marked as ``settings.grounding`` says.
+The reader gets the best pooled chunks (``reader_chunks`` of each) of the final papers (at most ``reader_papers``
+papers), unless the gate says the evidence is insufficient: then it abstains. Its answer's citations are validated
+and repaired against the corpus (a ``read`` step), then every claim is judged against the chunks it cites (a
+``verify`` step, when a judge is configured): unsupported sentences are removed or marked as
+``settings.grounding`` says.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from lit3r.models import Answer
 from lit3r.retrieval import fusion
 from lit3r.retrieval.gate import passes
 from lit3r.tools.context import ToolContext
-from lit3r.tools.read_paper import READ_CHUNKS_PER_PAPER
 from lit3r.tools.reader import repair_citations, validate_answer
 
 
@@ -73,8 +73,9 @@ def synthesize_answer(
     index = tools.index
     paper_of = {c: index.chunk_by_id[c].paper_id for c in pool}
     papers = [p for p, _s in final_papers or fusion.rank_papers_by_max(pool, paper_of)]
-    grouped = dict(fusion.top_chunks_per_paper(pool, paper_of, papers=len(pool), per_paper=READ_CHUNKS_PER_PAPER))
-    read = [p for p in papers if grouped.get(p)][: tools.settings.retriever.reader_papers]
+    retriever = tools.settings.retriever
+    grouped = dict(fusion.top_chunks_per_paper(pool, paper_of, papers=len(pool), per_paper=retriever.reader_chunks))
+    read = [p for p in papers if grouped.get(p)][: retriever.reader_papers]
     evidence = [index.chunk_by_id[c] for p in read for c in grouped[p]]
     sufficient = bool(evidence) and passes(best_score, tools.gate)
     with tools.recorder.step("read", tools.reader.name) as data:
