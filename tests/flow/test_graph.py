@@ -74,6 +74,21 @@ def test_reader_papers_caps_the_papers_the_reader_reads(index) -> None:
     assert Answer.model_validate(state["answer"]).candidate_papers == [p for p, _s in state["final_papers"]]
 
 
+def test_reader_chunks_sets_how_many_pooled_chunks_of_each_paper_the_reader_gets(index) -> None:
+    def per_paper(chunks: int) -> dict[str, list[str]]:
+        retriever = index.settings.retriever.model_copy(update={"reader_chunks": chunks, "reader_papers": 1})
+        context = make_context(index, settings=index.settings.model_copy(update={"retriever": retriever}))
+        state = run_agent(context, QUESTION)
+        read = next(e.data for e in context.recorder.events if e.type == "read")["evidence"]
+        pool = sorted(state["pool"].items(), key=lambda item: -item[1])
+        paper = index.chunk_by_id[read[0]].paper_id
+        return {"read": read, "pooled": [c for c, _ in pool if index.chunk_by_id[c].paper_id == paper]}
+
+    three, one = per_paper(3), per_paper(1)
+    assert len(three["pooled"]) > 3  # the paper has more pooled chunks than either reader gets
+    assert three["read"] == three["pooled"][:3] and one["read"] == one["pooled"][:1]
+
+
 def test_fixed_planner_answers_with_citations_that_resolve_to_their_quotes(index) -> None:
     context = make_context(index)
     state = run_agent(context, QUESTION)
