@@ -49,7 +49,13 @@ from lit3r.llm.errors import LLMError
 from lit3r.llm.wrapper import LLM
 from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Paper
 from lit3r.prompts.common import AnswerSpec
-from lit3r.prompts.compact import COMPACT_SYSTEM, render_compact, render_compact_repair, render_passages
+from lit3r.prompts.compact import (
+    COMPACT_GENERIC,
+    COMPACT_SYSTEM,
+    render_compact,
+    render_compact_repair,
+    render_passages,
+)
 from lit3r.tools.reader import OPTION_SEPARATOR, split_sentences
 from lit3r.tools.reader.polarity import cue_spans
 from lit3r.tools.reader.question import NO, YES, answer_form, implicit_options
@@ -57,8 +63,18 @@ from lit3r.tools.reader.scoring import query_terms
 from lit3r.tools.reader.spans import best_clause, covering_span
 
 AnswerKind = Literal["span", "sentence", "yes", "no", "unanswerable"]
+GENERIC_WORDS = (
+    "all various variety different several many multiple some certain range set sets kind kinds type types "
+    "other others such these those their its our own proposed given specific main new existing approach approaches "
+    "method methods model models technique techniques"
+)
+"""Words that name nothing by themselves: an answer made of them and the question's words ("all datasets", "a
+variety of language pairs", "the proposed model") tells the reader nothing the question did not."""
 MAX_SUPPORT = 3
 MAX_SENTENCES = 2
+ANSWER_CHARS = 400
+"""The longest answer the grammar lets a local model write (two sentences fit; a reply cut off at ``max_tokens``
+is broken JSON, so a bound in the grammar keeps long replies whole)."""
 _UNANSWERABLE = re.compile(
     r"^(?:unanswerable|not (?:stated|mentioned|given|specified|reported)|unknown|n/?a|none|"
     r"(?:the )?passages? do(?:es)? not (?:say|answer|mention|state).*|insufficient.*)\.?$",
@@ -70,7 +86,10 @@ class Support(BaseModel):
     """One passage the answer rests on."""
 
     passage: int = Field(description="The passage number, e.g. 2 for [2].")
-    quote: str = Field(description="Words copied exactly from that passage.")
+    quote: str = Field(
+        description="Words copied exactly from that passage.",
+        json_schema_extra={"maxLength": QUOTE_CHARS},  # the grammar's bound, not a validation error
+    )
 
     @field_validator("passage", mode="before")
     @classmethod
@@ -86,9 +105,16 @@ class CompactReply(BaseModel):
     grammar built from the schema makes a small model write them (an optional field it simply leaves out: the
     0.5B model did, every time); for "unanswerable" the quote is the passage that came closest."""
 
-    support: list[Support] = Field(min_length=1, description="Passages the answer rests on, with quotes.")
+    support: list[Support] = Field(
+        min_length=1,
+        description="Passages the answer rests on, with quotes.",
+        json_schema_extra={"maxItems": MAX_SUPPORT},  # more are ignored, so the grammar does not let them be written
+    )
     kind: AnswerKind = Field(description="span, sentence, yes, no or unanswerable.")
-    answer: str = Field(description="The short answer; empty for yes, no and unanswerable.")
+    answer: str = Field(
+        description="The short answer; empty for yes, no and unanswerable.",
+        json_schema_extra={"maxLength": ANSWER_CHARS},
+    )
 
     @field_validator("kind", mode="before")
     @classmethod
@@ -117,6 +143,8 @@ class _Reading:
     answer: Answer | None
     errors: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
+    retry: list[str] = field(default_factory=list)
+    """Why a usable answer is still worth the repair call (it names nothing the question did not)."""
 
 
 def _abstain(question: str, ranking: list[str]) -> Answer:
@@ -145,6 +173,16 @@ def polar_words(question: str, passage: Passage, quote: str) -> str:
     if window is not None and len(split_sentences(text, *window)) == 1 and len(text[slice(*window)].split()) >= 3:
         return text[slice(*window)]
     return text[slice(*clause)] if len(text[slice(*clause)].split()) >= 3 else quote
+
+
+def names_nothing(question: str, answer: str) -> bool:
+    """Whether ``answer`` says nothing but the question's words and :data:`GENERIC_WORDS` (an empty answer does
+    not count: it is repaired otherwise)."""
+    terms = query_terms(answer)
+    return bool(answer.strip()) and terms <= query_terms(question) | _GENERIC_TERMS
+
+
+_GENERIC_TERMS = query_terms(GENERIC_WORDS)
 
 
 def _cut(quote: str) -> str:
@@ -207,20 +245,36 @@ class CompactReader:
         prompt = render_compact(question, shown, form=answer_form(question), options=options)
         messages: list[BaseMessage] = [SystemMessage(COMPACT_SYSTEM), HumanMessage(prompt)]
         errors: list[str] = []
+        kept: tuple[CompactReply, _Reading] | None = None  # a usable first reply the repair call may improve on
         for attempt in range(2):
             name = "read.compact.repair" if attempt else "read.compact"
             try:
                 reply = self.llm.structured(messages, CompactReply, name=name)
             except LLMError as exc:
+                if kept is not None:
+                    return self._accept(*kept, passages, repaired=False)
                 return self._fallback(question, chunks, spec, passages, f"{name} failed: {exc}")
             reading = self.interpret(question, reply, passages, spec, ranking)
+            if reading.answer is not None and (not reading.retry or attempt == 1):
+                if reading.retry and kept is not None:  # the repair named nothing either: keep the first reply
+                    return self._accept(*kept, passages, repaired=False)
+                return self._accept(reply, reading, passages, repaired=attempt == 1)
             if reading.answer is not None:
-                record(self.recorder, "read.compact.accepted", answer_kind=reply.kind, repairs=reading.repairs)
-                return CompactResult(reading.answer, passages, reply, reading.repairs, repaired=attempt == 1)
-            errors = reading.errors
+                kept = (reply, reading)
+            errors = reading.retry or reading.errors
             replied = AIMessage(json.dumps(reply.model_dump(), ensure_ascii=False))
             messages = [*messages, replied, HumanMessage(render_compact_repair(errors))]
+        if kept is not None:
+            return self._accept(*kept, passages, repaired=False)
         return self._fallback(question, chunks, spec, passages, "invalid reply after repair: " + "; ".join(errors))
+
+    def _accept(
+        self, reply: CompactReply, reading: _Reading, passages: list[Passage], *, repaired: bool
+    ) -> CompactResult:
+        """The result of an accepted reply, recorded."""
+        assert reading.answer is not None
+        record(self.recorder, "read.compact.accepted", answer_kind=reply.kind, repairs=reading.repairs)
+        return CompactResult(reading.answer, passages, reply, reading.repairs, repaired=repaired)
 
     def interpret(
         self, question: str, reply: CompactReply, passages: Sequence[Passage], spec: AnswerSpec, ranking: list[str]
@@ -244,8 +298,13 @@ class CompactReader:
             letter = choose_option(text, spec.options)
             if letter is None:
                 return _Reading(None, [f'"answer" {text!r} is not one of the letters {", ".join(spec.options)}'])
+        retry = (
+            [COMPACT_GENERIC.format(answer=text)]
+            if kind in ("span", "sentence") and names_nothing(question, text)
+            else []
+        )
         answer = self.compose(question, kind, text, support, spec, letter, repairs)
-        return _Reading(answer.model_copy(update={"candidate_papers": ranking}), repairs=repairs)
+        return _Reading(answer.model_copy(update={"candidate_papers": ranking}), repairs=repairs, retry=retry)
 
     def locate(
         self, reply: CompactReply, span: str, passages: Sequence[Passage], repairs: list[str]
@@ -328,7 +387,7 @@ class CompactReader:
         if (problem := support_problem(text, cited, self.min_overlap)) is not None:
             repairs.append(f"answer not grounded ({problem}): the first quote answers")
             return first
-        if query_terms(text) <= query_terms(question):
+        if names_nothing(question, text):
             repairs.append("answer only repeats the question's words: the first quote answers")
             return first
         copied = next((found for p, _ in support if (found := locate_quote(text, p.text)) is not None), None)

@@ -24,12 +24,49 @@ exactly from that passage (a few words to one sentence).
 (a name, a number, a method, a dataset); "sentence" when it needs a sentence in your words; "unanswerable" when \
 the passages do not answer the question (then "support" quotes the passage that comes closest).
 - "answer": the short answer: a few words for "span", one sentence for "sentence", empty for "yes", "no" and \
-"unanswerable".
+"unanswerable". Name the specific things the passages give (names, numbers, datasets, methods), not a general \
+phrase such as "various datasets" or "the proposed model".
+
+{examples}
+
+Now the real passages and question.
 
 {passages}
 
 Question: {question}{hint}"""
-"""The one read call; placeholders: passages (the evidence block), question, hint (the question's form)."""
+"""The one read call; placeholders: examples (:data:`EXAMPLES`), passages (the evidence block), question, hint
+(the question's form). Everything before the passages is the same for every question, so llama.cpp evaluates it
+once per server."""
+
+EXAMPLE_PASSAGES = (
+    (1, "We train on WikiQA and test on TrecQA and InsuranceQA. All models use 300-dimensional vectors.", "Data"),
+    (2, "The encoder is a two-layer BiLSTM initialised with GloVe embeddings.", "Model"),
+)
+"""The worked example's passages (invented, not from any evaluation set)."""
+
+EXAMPLE_ANSWERS = (
+    (
+        "Which datasets do they test on?",
+        '{"support": [{"passage": 1, "quote": "test on TrecQA and InsuranceQA"}], "kind": "span", '
+        '"answer": "TrecQA and InsuranceQA"}',
+    ),
+    (
+        "Do they use pretrained word embeddings?",
+        '{"support": [{"passage": 2, "quote": "initialised with GloVe embeddings"}], "kind": "yes", "answer": ""}',
+    ),
+    (
+        "How is the encoder built?",
+        '{"support": [{"passage": 2, "quote": "The encoder is a two-layer BiLSTM initialised with GloVe '
+        'embeddings."}], "kind": "sentence", "answer": "A two-layer BiLSTM initialised with GloVe embeddings."}',
+    ),
+    (
+        "How large is their vocabulary?",
+        '{"support": [{"passage": 1, "quote": "All models use 300-dimensional vectors."}], "kind": "unanswerable", '
+        '"answer": ""}',
+    ),
+)
+"""The worked example's questions and replies: a span naming the things, a yes/no, a sentence, an unanswerable
+question."""
 
 FORM_HINTS = {
     "boolean": '\n(This is a yes/no question: kind is "yes" or "no" unless the passages do not say.)',
@@ -39,6 +76,12 @@ FORM_HINTS = {
 other forms get none."""
 
 OPTIONS_HINT = '\nOptions: {options}\n("answer" is the letter of the one option the passages support.)'
+
+COMPACT_GENERIC = (
+    "The answer {answer!r} only repeats the question: give the specific names, numbers or words the passages use, "
+    'or kind "unanswerable" if no passage gives them.'
+)
+"""The error a repair call is told when an answer names nothing the question did not; placeholder: answer."""
 
 COMPACT_REPAIR = """That reply cannot be used:
 {errors}
@@ -60,7 +103,17 @@ def render_compact(
     if options:
         listed = "; ".join(f"{letter}. {neutralise(text)}" for letter, text in options.items())
         hint = fill(OPTIONS_HINT, options=listed)
-    return fill(COMPACT_READ, passages=passages, question=neutralise(question), hint=hint)
+    return fill(COMPACT_READ, examples=EXAMPLES, passages=passages, question=neutralise(question), hint=hint)
+
+
+def _examples() -> str:
+    shown = render_passages(EXAMPLE_PASSAGES)
+    replies = "\n".join(f"Question: {question}\nReply: {reply}" for question, reply in EXAMPLE_ANSWERS)
+    return f"Example passages:\n{shown}\n{replies}"
+
+
+EXAMPLES = _examples()
+"""The worked example as the prompt shows it."""
 
 
 def render_compact_repair(errors: Sequence[str]) -> str:

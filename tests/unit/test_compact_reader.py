@@ -235,8 +235,8 @@ def test_the_session_answers_through_the_compact_reader_with_offline_planning(me
     from fakes.corpus import QUESTION as CORPUS_QUESTION
 
     def copy_passage_one(messages) -> dict:
-        prompt = messages[-1].text
-        words = prompt.split('<passage n="1"', 1)[1].split(">", 1)[1].split()[:8]
+        real = messages[-1].text.rsplit("<evidence>", 1)[1]  # the worked example's passages come first
+        words = real.split('<passage n="1"', 1)[1].split(">", 1)[1].split()[:8]
         return reply("span", " ".join(words), (1, " ".join(words)))
 
     llm = LLMSettings(provider="openai", reader="compact", planning="offline")
@@ -255,16 +255,40 @@ def test_the_session_answers_through_the_compact_reader_with_offline_planning(me
     assert answer.citations[0].quote in chunk.text
 
 
-def test_an_answer_repeating_only_the_questions_words_is_replaced_by_its_quote():
-    question = "What lexical features are extracted?"
-    chunk = Chunk(
-        id="p2::c0001", paper_id="p2", type="text", text="We extract lexical features: word n-grams and POS tags."
-    )
-    compact, _, _ = reader([reply("span", "lexical features", (1, "word n-grams and POS tags"))])
-    result = compact.run(question, [Paper(id="p2", title="P")], [chunk])
+LEXICAL = "What lexical features are extracted?"
+LEXICAL_CHUNK = Chunk(
+    id="p2::c0001", paper_id="p2", type="text", text="We extract lexical features: word n-grams and POS tags."
+)
+
+
+def test_an_answer_naming_nothing_costs_the_repair_call_and_the_repaired_answer_names_the_things():
+    generic = reply("span", "various lexical features", (1, "We extract lexical features"))
+    named = reply("span", "word n-grams and POS tags", (1, "word n-grams and POS tags"))
+    compact, model, _ = reader([generic, named])
+    result = compact.run(LEXICAL, [Paper(id="p2", title="P")], [LEXICAL_CHUNK])
+    assert result.repaired and len(model.calls) == 2
+    repair = model.calls[1]["messages"][-1].text
+    assert "only repeats the question" in repair and "'various lexical features'" in repair
+    assert result.answer.text == "word n-grams and POS tags [1]" and result.fallback is None
+
+
+def test_a_repair_naming_nothing_either_keeps_the_first_reply_answered_by_its_quote():
+    first = reply("span", "lexical features", (1, "word n-grams and POS tags"))
+    again = reply("span", "all the lexical features", (1, "We extract lexical features"))
+    compact, model, _ = reader([first, again])
+    result = compact.run(LEXICAL, [Paper(id="p2", title="P")], [LEXICAL_CHUNK])
+    assert len(model.calls) == 2 and not result.repaired and result.fallback is None
     assert result.answer.text == "word n-grams and POS tags [1]" and any(
         "repeats the question" in r for r in result.repairs
     )
+
+
+def test_a_failed_repair_call_keeps_the_usable_first_reply():
+    first = reply("span", "lexical features", (1, "word n-grams and POS tags"))
+    compact, model, _ = reader([first, ModelAuthenticationError("no key")])
+    result = compact.run(LEXICAL, [Paper(id="p2", title="P")], [LEXICAL_CHUNK])
+    assert len(model.calls) == 2 and result.fallback is None
+    assert result.answer.text == "word n-grams and POS tags [1]"
 
 
 def test_a_yes_no_answer_too_short_to_state_anything_quotes_its_clause():
@@ -293,3 +317,16 @@ def test_verbatim_answers_are_the_passages_own_words_or_the_quote():
     assert result.answer.text == "with human judges [1]" and any("verbatim answers" in r for r in result.repairs)
     free, _, _ = reader([reply("sentence", "Judges who are human rated grammar.", (n, "with human judges"))])
     assert free.run(QUESTION, [PAPER], CHUNKS).answer.text == "Judges who are human rated grammar [1]."
+
+
+def test_the_schema_bounds_quotes_answers_and_supports_for_the_grammar_without_refusing_longer_replies():
+    """llama.cpp's grammar honours maxLength/maxItems, so a small model cannot run a quote past ``max_tokens``
+    into broken JSON; a hosted model's longer reply is still read (and its quote cut), not refused."""
+    schema = CompactReply.model_json_schema()
+    support = schema["$defs"]["Support"]["properties"]
+    assert support["quote"]["maxLength"] == 300 and schema["properties"]["support"]["maxItems"] == 3
+    assert schema["properties"]["answer"]["maxLength"] == 400
+    long = CompactReply.model_validate(
+        {"support": [{"passage": 1, "quote": "word " * 100}] * 4, "kind": "span", "answer": "x" * 500}
+    )
+    assert len(long.support) == 4 and len(long.answer) == 500
