@@ -148,10 +148,10 @@ def answer_row(question: QasperQuestion, answer: Answer, papers: CachedPapers) -
     """What one answered question records."""
     calls = model_calls(answer.trace_path)
     prediction = to_prediction(question.id, answer, papers)
-    quoted = to_prediction(question.id, answer, papers, quoted_only=True)
+    chunks = to_prediction(question.id, answer, papers, quoted_only=False)
     return {
         **prediction,
-        "predicted_evidence_quoted": quoted["predicted_evidence"],
+        "predicted_evidence_chunks": chunks["predicted_evidence"],
         "question": question.text,
         "gold_unanswerable": question.unanswerable,
         "answer": answer.model_dump(mode="json"),
@@ -161,6 +161,17 @@ def answer_row(question: QasperQuestion, answer: Answer, papers: CachedPapers) -
     }
 
 
+def quoted_evidence(row: dict[str, Any]) -> list[str]:
+    """The paragraphs the answer's quotes stand in (rows written before 2026-12-01 kept them under
+    ``predicted_evidence_quoted`` and the chunk-level evidence as ``predicted_evidence``)."""
+    return row["predicted_evidence_quoted"] if "predicted_evidence_quoted" in row else row["predicted_evidence"]
+
+
+def chunk_evidence(row: dict[str, Any]) -> list[str]:
+    """Every paragraph of the cited chunks (either row format)."""
+    return row["predicted_evidence"] if "predicted_evidence_quoted" in row else row["predicted_evidence_chunks"]
+
+
 def median(values: list[float]) -> float | None:
     return round(statistics.median(values), 2) if values else None
 
@@ -168,10 +179,10 @@ def median(values: list[float]) -> float | None:
 def score(args: argparse.Namespace) -> None:
     rows = [json.loads(line) for line in args.out.read_text(encoding="utf-8").splitlines() if line.strip()]
     answered = [r for r in rows if "error" not in r]
-    predictions = {r["question_id"]: r for r in answered}
+    predictions = {r["question_id"]: {**r, "predicted_evidence": quoted_evidence(r)} for r in answered}
+    chunks = {r["question_id"]: {**r, "predicted_evidence": chunk_evidence(r)} for r in answered}
     gold = gold_subset(load_gold(args.data), [r["question_id"] for r in rows])
     scores = score_predictions(gold, predictions)
-    quoted = {r["question_id"]: {**r, "predicted_evidence": r["predicted_evidence_quoted"]} for r in answered}
     abstained = [r["predicted_answer"] == UNANSWERABLE for r in answered]
     unanswerable = [bool(r["gold_unanswerable"]) for r in answered]
     hits = sum(a and u for a, u in zip(abstained, unanswerable, strict=True))
@@ -189,7 +200,7 @@ def score(args: argparse.Namespace) -> None:
         "answer_f1": scores["answer_f1"],
         "answer_f1_by_type": scores["answer_f1_by_type"],
         "evidence_f1": scores["evidence_f1"],
-        "evidence_f1_quoted": score_predictions(gold, quoted)["evidence_f1"],
+        "evidence_f1_chunks": score_predictions(gold, chunks)["evidence_f1"],
         "abstained": sum(abstained),
         "gold_unanswerable": sum(unanswerable),
         "abstention_precision": round(hits / sum(abstained), 3) if sum(abstained) else None,

@@ -5,14 +5,18 @@ shared by all questions). Each :class:`~lit3r.models.Answer` becomes a predictio
 
 * ``predicted_answer``: the answer text without its citation markers ``[n]``, white space folded; "Unanswerable"
   when the agent abstained (``sufficient`` false).
-* ``predicted_evidence``: the QASPER paragraphs the cited chunks cover, in citation order, without repeats. A
-  chunk's locator names its body blocks (``paragraph`` .. ``paragraph_end``); a text block gives its text (the
-  parser's stripped paragraph, which is also how QASPER's annotators' evidence is written), a table or figure
-  block gives ``"FLOAT SELECTED: " + caption`` as QASPER writes float evidence. An abstention has no evidence.
+* ``predicted_evidence``: the QASPER paragraphs the citations' quotes stand in, in citation order, without
+  repeats: each citation gives the blocks of its chunk that its verbatim quote overlaps (all of the chunk's
+  blocks when the quote cannot be placed). A chunk's locator names its body blocks (``paragraph`` ..
+  ``paragraph_end``); a text block gives its text (the parser's stripped paragraph, which is also how QASPER's
+  annotators' evidence is written), a table or figure block gives ``"FLOAT SELECTED: " + caption`` as QASPER
+  writes float evidence. An abstention has no evidence.
 
-Chunks hold several paragraphs (the structural chunker packs a section up to 2,000 characters), so the report also
-gives ``evidence_f1_quoted``: the evidence F1 had each citation named only the paragraphs its verbatim quote
-overlaps. The predictions file keeps the chunk-level evidence.
+The quote is the passage an answer points its reader to; the chunk around it is a retrieval unit (the
+structural chunker packs a section up to 2,000 characters, several paragraphs), so the paragraphs the quote
+stands in are the answer's evidence. The report also gives ``evidence_f1_chunks``: the evidence F1 had each
+citation named every paragraph of its chunk (how the predictions were made before 2026-12-01), and keeps
+``evidence_f1_quoted``, now equal to ``evidence_f1``, for scripts that read it.
 
 A question whose run raises is logged with its id, counted in ``failed_questions`` and left without a prediction,
 so the scorer counts it as missing (0 on both metrics). Per-question latency by stage is read from the answer's
@@ -99,12 +103,12 @@ def cited_in_order(answer: Answer) -> list[Citation]:
     return [by_number[n] for n in order]
 
 
-def evidence_paragraphs(answer: Answer, papers: PaperLookup, *, quoted_only: bool = False) -> list[str]:
-    """The QASPER paragraph strings the cited chunks cover, in citation order, deduplicated; none on abstention.
+def evidence_paragraphs(answer: Answer, papers: PaperLookup, *, quoted_only: bool = True) -> list[str]:
+    """The QASPER paragraph strings the citations give, in citation order, deduplicated; none on abstention.
 
-    With ``quoted_only`` a citation gives only the paragraphs its verbatim quote overlaps (all of the chunk's when
-    the quote cannot be placed in the paper's text). Citations without a paragraph locator (a title-abstract
-    chunk) or naming an unknown paper add nothing.
+    With ``quoted_only`` (the default) a citation gives only the paragraphs its verbatim quote overlaps (all of the
+    chunk's when the quote cannot be placed in the paper's text); without it, every paragraph its chunk covers.
+    Citations without a paragraph locator (a title-abstract chunk) or naming an unknown paper add nothing.
     """
     if not answer.sufficient:
         return []
@@ -142,7 +146,7 @@ def quoted_block_indexes(parsed: ParsedPaper, citation: Citation) -> range:
     return range(hits[0], hits[-1] + 1) if hits else covered
 
 
-def to_prediction(question_id: str, answer: Answer, papers: PaperLookup, *, quoted_only: bool = False) -> dict:
+def to_prediction(question_id: str, answer: Answer, papers: PaperLookup, *, quoted_only: bool = True) -> dict:
     """One QASPER prediction row ``{"question_id", "predicted_answer", "predicted_evidence"}``."""
     return {
         "question_id": question_id,
@@ -213,8 +217,8 @@ class AnswerRun:
     """What a run over the questions produced: prediction rows, per-question timings and failures."""
 
     predictions: list[dict[str, Any]] = field(default_factory=list)
-    quoted: list[dict[str, Any]] = field(default_factory=list)
-    """The same predictions with ``quoted_only`` evidence (the paragraphs the quotes overlap)."""
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    """The same predictions with chunk-level evidence (every paragraph of each cited chunk)."""
     timings: list[dict[str, float]] = field(default_factory=list)
     failures: list[dict[str, str]] = field(default_factory=list)
     abstained: int = 0
@@ -236,14 +240,14 @@ def run_questions(
             answer = answerer(question)
             wall = round((time.perf_counter() - started) * 1000, 3)
             prediction = to_prediction(question.id, answer, papers)
-            quoted = to_prediction(question.id, answer, papers, quoted_only=True)
+            chunks = to_prediction(question.id, answer, papers, quoted_only=False)
             timings = {**trace_timings(answer), "wall": wall}
         except Exception as exc:  # one failing question must not end the evaluation
             log.warning("question %s failed: %s: %s", question.id, type(exc).__name__, exc)
             run.failures.append({"question_id": question.id, "error": f"{type(exc).__name__}: {exc}"})
         else:
             run.predictions.append(prediction)
-            run.quoted.append(quoted)
+            run.chunks.append(chunks)
             run.timings.append(timings)
             run.abstained += not answer.sufficient
             run.answers.append((question, answer))
@@ -307,9 +311,10 @@ def evaluate_answers(
     qasper_score.write_predictions(predictions_path, run.predictions)
     gold = gold_subset(gold, [q.id for q in questions])
     report = score_run(gold, predictions_path)
-    quoted = qasper_score.score_predictions(gold, {row["question_id"]: row for row in run.quoted})
+    chunks = qasper_score.score_predictions(gold, {row["question_id"]: row for row in run.chunks})
     report.update(
-        evidence_f1_quoted=quoted["evidence_f1"],
+        evidence_f1_chunks=chunks["evidence_f1"],
+        evidence_f1_quoted=report["evidence_f1"],
         answered=len(run.predictions),
         abstained=run.abstained,
         failed_questions=len(run.failures),

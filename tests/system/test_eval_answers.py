@@ -88,7 +88,7 @@ def test_report_predictions_and_scorer_cross_check(tmp_path: Path, hashing_encod
     for key in ("answer_f1", "answer_f1_by_type", "evidence_f1", "questions", "missing_predictions"):
         assert scores[key] == report[key], key
     assert report["answer_f1"] > 0.5
-    assert 0 <= report["evidence_f1"] <= report["evidence_f1_quoted"] <= 1.0
+    assert 0 <= report["evidence_f1_chunks"] <= 1.0 and report["evidence_f1_quoted"] == report["evidence_f1"]
 
 
 def test_insufficient_answers_predict_unanswerable(tmp_path: Path, hashing_encoder, monkeypatch) -> None:
@@ -178,12 +178,12 @@ def test_evidence_paragraphs_floats_order_and_quotes() -> None:
     answer = Answer(question="q", text="Results [2]. More [1] and [2].", citations=citations, sufficient=True)
     lookup = {"p": parsed}.get
     assert answer_text(answer) == "Results. More and."
-    assert evidence_paragraphs(answer, lookup) == [
+    assert evidence_paragraphs(answer, lookup, quoted_only=False) == [  # every paragraph of the cited chunks
         "First paragraph. It has two sentences.",
         "Second paragraph about results.",
         "FLOAT SELECTED: Table 1: Results on the test set.",
     ]
-    assert evidence_paragraphs(answer, lookup, quoted_only=True) == [
+    assert evidence_paragraphs(answer, lookup) == [  # the default: the paragraphs the quotes stand in
         "Second paragraph about results.",
         "FLOAT SELECTED: Table 1: Results on the test set.",
     ]
