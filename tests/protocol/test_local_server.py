@@ -179,6 +179,15 @@ def test_the_local_preset_and_the_environment_select_the_provider(monkeypatch) -
     assert not preset.llm.local.cache and preset.llm.local.model == "qwen2.5-coder-1.5b"  # its states grow unbounded
     assert preset.grounding.judge == "exact"  # guards, then quoted words checked verbatim: no judge call
     assert load_settings("local-small").llm.local.model == "qwen2.5-coder-0.5b"
+    # The grammar bounds a reply (3 quotes of 300 characters, a 400-character answer, the JSON around them);
+    # max_tokens must let the longest reply it allows finish (at 3 characters a token), or it ends as broken JSON.
+    from lit3r.agent.compact_reader import ANSWER_CHARS, MAX_SUPPORT, QUOTE_CHARS
+
+    longest = MAX_SUPPORT * (QUOTE_CHARS + 30) + ANSWER_CHARS + 60
+    for name in ("local", "local-small"):
+        compact = load_settings(name)
+        assert compact.llm.max_tokens * 3 >= longest, name
+        assert compact.retriever.reader_chunks == 8 and compact.llm.compact.passages == 10
     # The former loop for the same model: the two-stage reader, LLM planning, fewer rounds and papers.
     full = load_settings("local-full")
     assert (full.llm.reader, full.llm.planning, full.llm.provider) == ("lit3r", "llm", "local")
