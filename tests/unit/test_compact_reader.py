@@ -330,3 +330,16 @@ def test_the_schema_bounds_quotes_answers_and_supports_for_the_grammar_without_r
         {"support": [{"passage": 1, "quote": "word " * 100}] * 4, "kind": "span", "answer": "x" * 500}
     )
     assert len(long.support) == 4 and len(long.answer) == 500
+
+
+def test_a_quote_copied_from_the_worked_example_is_no_quote_of_the_passages():
+    """The example's passages are in the prompt, never among the numbered passages a quote is matched to."""
+    from lit3r.prompts.compact import EXAMPLE_PASSAGES
+
+    example = EXAMPLE_PASSAGES[0][1].split(".")[0]
+    copied = reply("span", "TrecQA and InsuranceQA", (1, example))
+    compact, model, _ = reader([copied, copied])
+    result = compact.run(QUESTION, [PAPER], CHUNKS)
+    assert len(model.calls) == 2 and result.fallback and "not in any passage" in result.fallback
+    assert result.answer.text == "extractive fallback"
+    assert example in model.calls[0]["messages"][-1].text  # the example was shown
