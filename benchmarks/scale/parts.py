@@ -19,6 +19,7 @@ import numpy as np
 
 from lit3r.index.bm25 import BM25Index
 from lit3r.index.citations import CitationGraph
+from lit3r.index.corpus_index import IndexParts
 from lit3r.index.dense import DenseIndex
 from lit3r.index.encoders import QueryCache, load_encoder
 from lit3r.models import chunk_id
@@ -112,7 +113,7 @@ def measure(
     return result
 
 
-class PartsIndex:
+class PartsIndex(IndexParts):
     """The parts of an index generation that need no chunk or paper list, with what Relate reads of a CorpusIndex.
 
     Relate (``relate.ranking_b``) reads ``papers`` (membership), ``paper_text`` (the seed's opening),
@@ -120,9 +121,6 @@ class PartsIndex:
     the corpus instead of the chunk list, so the real Relate functions run at sizes whose chunk and paper
     lists do not fit in memory.
     """
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
 
     @cached_property
     def openings(self) -> dict[str, str]:
@@ -134,26 +132,6 @@ class PartsIndex:
 
     def paper_text(self, paper_id: str) -> str:
         return self.openings.get(paper_id, "")
-
-    @cached_property
-    def bm25_chunks(self) -> BM25Index:
-        return BM25Index.load(self.folder / "bm25_chunks")
-
-    @cached_property
-    def bm25_papers(self) -> BM25Index:
-        return BM25Index.load(self.folder / "bm25_papers")
-
-    @cached_property
-    def dense(self) -> DenseIndex:
-        return DenseIndex.load(self.folder / "dense")
-
-    @cached_property
-    def paper_vectors(self) -> DenseIndex:
-        return DenseIndex.load(self.folder / "paper_vectors")
-
-    @cached_property
-    def citations(self) -> CitationGraph:
-        return CitationGraph.load(self.folder / "citations")
 
     @cached_property
     def encoder(self) -> QueryCache:

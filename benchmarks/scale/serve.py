@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from lit3r.index.bm25 import BM25Index
-from lit3r.index.corpus_index import CorpusIndex
+from lit3r.index.corpus_index import CorpusIndex, IndexParts
 from lit3r.index.dense import DenseIndex
 from lit3r.retrieval import fusion, relate
 from lit3r.retrieval.config import RetrieverSettings
@@ -64,34 +64,44 @@ def load_part(fn: Callable[[], object]) -> dict:
 def serve_pipeline(home: Path, index_settings: dict, texts: list[str], vectors: np.ndarray, repeats: int) -> dict:
     settings = Settings(home=home, index=index_settings)
     retriever = RetrieverSettings()
-    depth = retriever.depth
     start = rss_mb()
     index = CorpusIndex.open(settings)
     parts = {
         "papers": load_part(lambda: index.papers),
         "chunks": load_part(lambda: (index.chunk_by_id, index.chunks_by_paper)),
-        "bm25_chunks": load_part(lambda: index.bm25_chunks),
-        "bm25_papers": load_part(lambda: index.bm25_papers),
-        "dense": load_part(lambda: index.dense),
-        "paper_vectors": load_part(lambda: index.paper_vectors),
-        "citations": load_part(lambda: index.citations),
-        "query_encoder": load_part(lambda: index.encoder.encode_queries(["warm up"])),
+        **load_search_parts(index),
     }
     reranker = LexicalReranker(settings.bm25)
     paper_of = {c.id: c.paper_id for c in index.chunks}.__getitem__
-    stages: dict[str, list[float]] = {}
     for text in texts:  # warm the query-vector cache: encoding has its own row
         retrieve_subquery(index, text, reranker, retriever)
+    stages = time_queries(index, texts, vectors, reranker, retriever, paper_of, repeats)
+    return {**_report(index, start, parts, stages, retriever), "rerank_candidates": retriever.rerank_candidates}
+
+
+def load_search_parts(index: IndexParts) -> dict[str, dict]:
+    """Load time and memory of each search part of ``index`` and of the query encoder, loaded in turn."""
+    names = ("bm25_chunks", "bm25_papers", "dense", "paper_vectors", "citations")
+    parts = {name: load_part(lambda name=name: getattr(index, name)) for name in names}
+    return {**parts, "query_encoder": load_part(lambda: index.encoder.encode_queries(["warm up"]))}
+
+
+def time_queries(index, texts, vectors, reranker, retriever, paper_of, repeats: int) -> dict[str, list[float]]:
+    """Milliseconds of every stage for every query, ``repeats`` passes (encoding timed in the first only)."""
+    stages: dict[str, list[float]] = {}
     for repeat in range(repeats):
         for text, vector in zip(texts, vectors, strict=True):
             _time_stages(index, text, vector, reranker, retriever, paper_of, stages, encode=repeat == 0)
+    return stages
+
+
+def _report(index: IndexParts, start: dict, parts: dict, stages: dict[str, list[float]], retriever) -> dict:
     return {
         "rss_start": start,
         "rss_end": rss_mb(),
         "parts": parts,
         "stages": {name: summary(ms) for name, ms in stages.items()},
-        "rerank_candidates": retriever.rerank_candidates,
-        "depth": depth,
+        "depth": retriever.depth,
         "dense": {"kind": index.dense.kind, "dtype": index.dense.dtype},
     }
 
@@ -136,27 +146,9 @@ def serve_parts(folder: Path, texts: list[str], vectors: np.ndarray, repeats: in
     retriever = RetrieverSettings()
     start = rss_mb()
     index = PartsIndex(folder)
-    parts = {
-        "paper_openings": load_part(lambda: index.openings),
-        "bm25_chunks": load_part(lambda: index.bm25_chunks),
-        "bm25_papers": load_part(lambda: index.bm25_papers),
-        "dense": load_part(lambda: index.dense),
-        "paper_vectors": load_part(lambda: index.paper_vectors),
-        "citations": load_part(lambda: index.citations),
-        "query_encoder": load_part(lambda: index.encoder.encode_queries(["warm up"])),
-    }
-    stages: dict[str, list[float]] = {}
-    for repeat in range(repeats):
-        for text, vector in zip(texts, vectors, strict=True):
-            _time_stages(index, text, vector, None, retriever, _paper_of_id, stages, encode=repeat == 0)
-    return {
-        "rss_start": start,
-        "rss_end": rss_mb(),
-        "parts": parts,
-        "stages": {name: summary(ms) for name, ms in stages.items()},
-        "depth": retriever.depth,
-        "dense": {"kind": index.dense.kind, "dtype": index.dense.dtype},
-    }
+    parts = {"paper_openings": load_part(lambda: index.openings), **load_search_parts(index)}
+    stages = time_queries(index, texts, vectors, None, retriever, _paper_of_id, repeats)
+    return _report(index, start, parts, stages, retriever)
 
 
 def _paper_of_id(chunk: str) -> str:

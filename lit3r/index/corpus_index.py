@@ -16,7 +16,7 @@ from lit3r.index.dense import DenseIndex
 from lit3r.index.encoders import Encoder, QueryCache, load_encoder, load_paper_encoder
 from lit3r.index.layout import IndexLayout
 from lit3r.models import Chunk, Paper
-from lit3r.settings import Settings
+from lit3r.settings import IndexSettings, Settings
 
 
 class IndexNotBuiltError(RuntimeError):
@@ -29,11 +29,41 @@ def write_jsonl(path: Path, items: Iterable[BaseModel]) -> None:
             handle.write(item.model_dump_json(exclude_none=True) + "\n")
 
 
-class CorpusIndex:
+class IndexParts:
+    """The search parts of one generation folder (BM25 over chunks and papers, the dense chunk index, paper
+    vectors, the citation graph), each loaded on first use. ``dense_settings`` gives the dense index its
+    search-time knobs (None: the recorded kind with the default knobs)."""
+
+    def __init__(self, folder: Path, dense_settings: IndexSettings | None = None) -> None:
+        self.folder = folder
+        self.dense_settings = dense_settings
+
+    @cached_property
+    def bm25_chunks(self) -> BM25Index:
+        return BM25Index.load(self.folder / "bm25_chunks")
+
+    @cached_property
+    def bm25_papers(self) -> BM25Index:
+        return BM25Index.load(self.folder / "bm25_papers")
+
+    @cached_property
+    def dense(self) -> DenseIndex:
+        return DenseIndex.load(self.folder / "dense", settings=self.dense_settings)
+
+    @cached_property
+    def paper_vectors(self) -> DenseIndex:
+        return DenseIndex.load(self.folder / "paper_vectors")
+
+    @cached_property
+    def citations(self) -> CitationGraph:
+        return CitationGraph.load(self.folder / "citations")
+
+
+class CorpusIndex(IndexParts):
     """Every index of one generation; nothing is read from disk until it is needed."""
 
     def __init__(self, folder: Path, settings: Settings) -> None:
-        self.folder = folder
+        super().__init__(folder, settings.index)
         self.settings = settings
 
     @classmethod
@@ -76,26 +106,6 @@ class CorpusIndex:
     def paper_text(self, paper_id: str) -> str:
         """The paper's indexed text: its chunks in order (what paper-level BM25 indexes)."""
         return "\n\n".join(c.text for c in self.chunks_by_paper.get(paper_id, []))
-
-    @cached_property
-    def bm25_chunks(self) -> BM25Index:
-        return BM25Index.load(self.folder / "bm25_chunks")
-
-    @cached_property
-    def bm25_papers(self) -> BM25Index:
-        return BM25Index.load(self.folder / "bm25_papers")
-
-    @cached_property
-    def dense(self) -> DenseIndex:
-        return DenseIndex.load(self.folder / "dense", settings=self.settings.index)
-
-    @cached_property
-    def paper_vectors(self) -> DenseIndex:
-        return DenseIndex.load(self.folder / "paper_vectors")
-
-    @cached_property
-    def citations(self) -> CitationGraph:
-        return CitationGraph.load(self.folder / "citations")
 
     @cached_property
     def encoder(self) -> Encoder:
