@@ -79,6 +79,14 @@ def factory_string(settings: IndexSettings, count: int) -> str:
     return f"IVF{settings.ivf_nlist or auto_nlist(count)},{storage}"
 
 
+def one_query(query_vec: np.ndarray) -> np.ndarray:
+    """One query vector as a ``(1, dim)`` matrix; ``ValueError`` for several (``search_many`` takes those)."""
+    query = np.asarray(query_vec)
+    if query.ndim != 1 and query.shape[0] != 1:
+        raise ValueError(f"search takes one query vector, got shape {query.shape}; use search_many")
+    return query.reshape(1, -1)
+
+
 class DenseIndex:
     """Cosine-similarity search over id-keyed vectors; use :meth:`build` or :meth:`load` to make one."""
 
@@ -172,10 +180,7 @@ class DenseIndex:
 
     def search(self, query_vec: np.ndarray, k: int, allowed: set[str] | None = None) -> list[Hit]:
         """Ranked ``(id, cosine)`` of the ``k`` nearest vectors, best first; ``allowed`` restricts to those ids."""
-        query = np.asarray(query_vec)
-        if query.ndim != 1 and query.shape[0] != 1:
-            raise ValueError(f"search takes one query vector, got shape {query.shape}; use search_many")
-        return self.search_many(query.reshape(1, -1), k, allowed)[0]
+        return self.search_many(one_query(query_vec), k, allowed)[0]
 
     def search_many(self, query_vecs: np.ndarray, k: int, allowed: set[str] | None = None) -> list[list[Hit]]:
         """:meth:`search` for a ``(m, dim)`` matrix of queries, batched."""

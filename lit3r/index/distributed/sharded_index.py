@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from lit3r.index.corpus_index import CorpusIndex, IndexNotBuiltError
-from lit3r.index.dense import DenseIndex, normalize
+from lit3r.index.dense import DenseIndex, normalize, one_query
 from lit3r.index.distributed.cluster import connect
 from lit3r.index.distributed.serve import ShardPool, split_by_shard
 from lit3r.index.distributed.shard_worker import ShardHit
@@ -77,10 +77,7 @@ class ShardedDense(_ShardedChunks):
         self.fp16 = fp16
 
     def search(self, query_vec: np.ndarray, k: int, allowed: set[str] | None = None) -> list[Hit]:
-        query = np.asarray(query_vec)
-        if query.ndim != 1 and query.shape[0] != 1:
-            raise ValueError(f"search takes one query vector, got shape {query.shape}; use search_many")
-        return self.search_many(query.reshape(1, -1), k, allowed)[0]
+        return self.search_many(one_query(query_vec), k, allowed)[0]
 
     def search_many(self, query_vecs: np.ndarray, k: int, allowed: set[str] | None = None) -> list[list[Hit]]:
         queries = np.array(query_vecs, dtype=np.float32, ndmin=2)
