@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from report_file import emit
 
 from lit3r.corpus.parsers.qasper import read_qasper_records
 from lit3r.corpus.store import file_sha256
@@ -93,11 +94,7 @@ def main() -> None:
             entry[name] = {**latency, "recall@10": recall(found, truth, 10), "recall@100": recall(found, truth, 100)}
         result[spec] = entry
         print(spec, json.dumps(entry), file=sys.stderr, flush=True)
-    text = json.dumps(result, indent=1)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

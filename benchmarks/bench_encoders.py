@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from report_file import emit
+
 CANDIDATES = {
     "minilm-torch": {"model": "all-MiniLM-L6-v2", "backend": "sentence-transformers"},
     "minilm-int8": {"model": "all-MiniLM-L6-v2", "backend": "onnx-int8"},
@@ -243,11 +245,7 @@ def main() -> None:
         results["splade"] = in_child(run_splade, str(home), str(subset), fuse)
     document["results"] = results
     document["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    text = json.dumps(document, indent=1)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+    emit(document, args.out)
     print(table(results), file=sys.stderr)
 
 

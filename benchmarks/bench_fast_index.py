@@ -29,7 +29,6 @@ empty home with the export cached, ``--baseline`` one of the old default (PyTorc
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -40,6 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from report_file import emit
 
 CALL = 256
 
@@ -187,11 +187,7 @@ def main() -> None:
             runs.append(end_to_end(args.qasper, "sentence-transformers", cold_cache=False))
         document["end_to_end"] = runs
     document["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    text = json.dumps(document, indent=1)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+    emit(document, args.out)
 
 
 if __name__ == "__main__":

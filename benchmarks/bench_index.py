@@ -14,7 +14,6 @@ process, interleaved, medians over all queries and repetitions.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import resource
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from rank_bm25 import BM25Okapi
+from report_file import emit
 
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.parsers.qasper import read_qasper_records
@@ -116,11 +116,7 @@ def main() -> None:
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     result["cpu_count"] = os.cpu_count()
-    text = json.dumps(result, indent=1)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ Launches the installed ``lit3r mcp`` with the SDK's stdio client, like a host. T
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from report_file import emit
 
 QUESTIONS = [
     "How much did evidence verification reduce unsupported claims?",
@@ -72,11 +72,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="Write the report here too.")
     args = parser.parse_args()
     report = anyio.run(run, args.home, args.repeat)
-    text = json.dumps(report, indent=1)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
+    emit(report, args.out)
 
 
 if __name__ == "__main__":
