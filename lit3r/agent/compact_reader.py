@@ -21,8 +21,11 @@ Validation repairs what it can without a model call (each repair is named in the
 * with ``verbatim`` (set when claims are checked by the exact judge), a span or sentence not copied from a cited
   passage gives way to its quote; words copied with other spacing or case are given as the passage has them.
 
-Only a reply with no quote found in any passage (or, for a multiple-choice question, no valid letter) costs the
-one repair call; a second such reply, or a failed call, hands the question to the deterministic ``fallback``.
+The one repair call is spent on a reply with no quote found in any passage (or, for a multiple-choice question,
+no valid letter), and on an answer that names nothing but the question's words and :data:`GENERIC_WORDS`; such
+an answer is usable (answered by its quote), so it stands when the repair names nothing either or the call
+fails. A second reply without a placeable quote, or a failed call with nothing usable, hands the question to the
+deterministic ``fallback``.
 "unanswerable" (the model's own judgement) abstains, as the gate's verdict already does before the reader runs.
 
 The answer is written so its claim carries the quoted words: yes/no as ``option`` "Yes"/"No" and the text
@@ -245,28 +248,27 @@ class CompactReader:
         prompt = render_compact(question, shown, form=answer_form(question), options=options)
         messages: list[BaseMessage] = [SystemMessage(COMPACT_SYSTEM), HumanMessage(prompt)]
         errors: list[str] = []
-        kept: tuple[CompactReply, _Reading] | None = None  # a usable first reply the repair call may improve on
+        reason = ""
+        kept: tuple[CompactReply, _Reading, bool] | None = None  # the first usable reply, and whether repaired
         for attempt in range(2):
             name = "read.compact.repair" if attempt else "read.compact"
             try:
                 reply = self.llm.structured(messages, CompactReply, name=name)
             except LLMError as exc:
-                if kept is not None:
-                    return self._accept(*kept, passages, repaired=False)
-                return self._fallback(question, chunks, spec, passages, f"{name} failed: {exc}")
+                reason = f"{name} failed: {exc}"
+                break
             reading = self.interpret(question, reply, passages, spec, ranking)
-            if reading.answer is not None and (not reading.retry or attempt == 1):
-                if reading.retry and kept is not None:  # the repair named nothing either: keep the first reply
-                    return self._accept(*kept, passages, repaired=False)
+            if reading.answer is not None and not reading.retry:
                 return self._accept(reply, reading, passages, repaired=attempt == 1)
-            if reading.answer is not None:
-                kept = (reply, reading)
+            if reading.answer is not None and kept is None:  # it stands if the repair names nothing either
+                kept = (reply, reading, attempt == 1)
             errors = reading.retry or reading.errors
+            reason = "invalid reply after repair: " + "; ".join(errors)
             replied = AIMessage(json.dumps(reply.model_dump(), ensure_ascii=False))
             messages = [*messages, replied, HumanMessage(render_compact_repair(errors))]
         if kept is not None:
-            return self._accept(*kept, passages, repaired=False)
-        return self._fallback(question, chunks, spec, passages, "invalid reply after repair: " + "; ".join(errors))
+            return self._accept(kept[0], kept[1], passages, repaired=kept[2])
+        return self._fallback(question, chunks, spec, passages, reason)
 
     def _accept(
         self, reply: CompactReply, reading: _Reading, passages: list[Passage], *, repaired: bool

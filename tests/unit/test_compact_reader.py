@@ -343,3 +343,12 @@ def test_a_quote_copied_from_the_worked_example_is_no_quote_of_the_passages():
     assert len(model.calls) == 2 and result.fallback and "not in any passage" in result.fallback
     assert result.answer.text == "extractive fallback"
     assert example in model.calls[0]["messages"][-1].text  # the example was shown
+
+
+def test_a_repair_naming_nothing_after_a_reply_without_a_quote_is_the_answer_by_its_quote():
+    unplaced = reply("span", "character trigrams", (1, "features that appear nowhere"))
+    generic = reply("span", "lexical features", (1, "word n-grams and POS tags"))
+    compact, model, _ = reader([unplaced, generic])
+    result = compact.run(LEXICAL, [Paper(id="p2", title="P")], [LEXICAL_CHUNK])
+    assert len(model.calls) == 2 and result.repaired and result.fallback is None
+    assert result.answer.text == "word n-grams and POS tags [1]"
