@@ -4,7 +4,8 @@ Every question goes through one :class:`lit3r.app.session.Session` (one opened i
 shared by all questions). Each :class:`~lit3r.models.Answer` becomes a prediction in the official evaluator's format:
 
 * ``predicted_answer``: the answer text without its citation markers ``[n]``, white space folded; "Unanswerable"
-  when the agent abstained (``sufficient`` false).
+  when the agent abstained (``sufficient`` false); the choice alone when the answer chose one (``option``:
+  "Yes"/"No" for a yes/no question, as QASPER's boolean answers are).
 * ``predicted_evidence``: the QASPER paragraphs the citations' quotes stand in, in citation order, without
   repeats: each citation gives the blocks of its chunk that its verbatim quote overlaps (all of the chunk's
   blocks when the quote cannot be placed). A chunk's locator names its body blocks (``paragraph`` ..
