@@ -15,7 +15,9 @@ prompt tokens evaluated, prefix tokens reused from its cache, milliseconds of pr
 and the 1-minute load average before and after. A question already in the file is skipped, so a run that died
 resumes where it stopped.
 
-``score`` reads the file and prints the official QASPER Answer F1 (overall and by type) and Evidence F1,
+``score`` reads the file and prints the official QASPER Answer F1 (overall, by type and on each half of the papers,
+``by_paper_half``) and Evidence F1, the predicted answers derived again from the stored answers with the current
+rule (:func:`lit3r.evals.answers.answer_text`, so a file written before a rule changed scores by the new one),
 abstention precision and recall on unanswerable questions (every annotator says so, as the project's
 abstention metrics count them; and, as ``*_some``, at least one does), the fallback rate, and medians of model calls,
 tokens and seconds (wall and llama.cpp's) per question. With ``--grounding`` it also computes ALCE citation
@@ -35,7 +37,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lit3r.evals.answers import CachedPapers, gold_subset, to_prediction
+from bench_reader_rules import half
+
+from lit3r.evals.answers import CachedPapers, answer_text, gold_subset, to_prediction
 from lit3r.evals.qasper import QasperQuestion, load_questions
 from lit3r.evals.qasper_score import UNANSWERABLE, load_gold, score_predictions
 from lit3r.models import Answer
@@ -178,11 +182,21 @@ def median(values: list[float]) -> float | None:
 
 def score(args: argparse.Namespace) -> None:
     rows = [json.loads(line) for line in args.out.read_text(encoding="utf-8").splitlines() if line.strip()]
-    answered = [r for r in rows if "error" not in r]
+    answered = [
+        {**r, "predicted_answer": answer_text(Answer.model_validate(r["answer"]))} for r in rows if "error" not in r
+    ]
     predictions = {r["question_id"]: {**r, "predicted_evidence": quoted_evidence(r)} for r in answered}
     chunks = {r["question_id"]: {**r, "predicted_evidence": chunk_evidence(r)} for r in answered}
-    gold = gold_subset(load_gold(args.data), [r["question_id"] for r in rows])
+    all_gold = load_gold(args.data)
+    gold = gold_subset(all_gold, [r["question_id"] for r in rows])
     scores = score_predictions(gold, predictions)
+    paper_of = {qa["question_id"]: paper for paper, record in all_gold.items() for qa in record["qas"]}
+    by_half: dict[str, Any] = {}
+    for number in (0, 1):  # the two halves of the papers by hash, as bench_reader_rules.py splits them
+        ids = [q for q in predictions if half(paper_of[q]) == number]
+        if ids:
+            part = score_predictions(gold_subset(all_gold, ids), {q: predictions[q] for q in ids})
+            by_half[str(number)] = {"questions": len(ids), **{k: part[k] for k in ("answer_f1", "evidence_f1")}}
     abstained = [r["predicted_answer"] == UNANSWERABLE for r in answered]
     unanswerable = [bool(r["gold_unanswerable"]) for r in answered]
     hits = sum(a and u for a, u in zip(abstained, unanswerable, strict=True))
@@ -198,6 +212,7 @@ def score(args: argparse.Namespace) -> None:
         "setting": sorted({r["setting"] for r in rows}),
         "model": sorted({r["model"] for r in rows}),
         "answer_f1": scores["answer_f1"],
+        "by_paper_half": by_half,
         "answer_f1_by_type": scores["answer_f1_by_type"],
         "evidence_f1": scores["evidence_f1"],
         "evidence_f1_chunks": score_predictions(gold, chunks)["evidence_f1"],
