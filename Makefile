@@ -3,7 +3,7 @@
 #   make test   install, run the test suite (installs Debian's Chromium for the browser tests when missing)
 #   make serve  install, then serve the demo corpus: API, OpenAI-compatible endpoint and web UI on 127.0.0.1:8000
 #   make install-local   add the local llama.cpp profile (compiles llama.cpp: 15 to 30 minutes on 2 cores)
-# Heavy checks (QASPER benchmarks) are separate: see README "Benchmarks".
+# Heavy checks (QASPER benchmarks) are separate: see docs/testing.md, "Benchmarks".
 
 PYTHON ?= python3
 VENV ?= .venv

