@@ -1,5 +1,5 @@
-"""The README's screenshots of the web UI: a demo question answered, its citation opened in its section, and a
-citation of the tests' PDF paper opened on its page with the quoted span highlighted.
+"""The web UI's screenshots (README.md, docs/server.md): a demo question answered, its citation opened in its
+section, and a citation of the tests' PDF paper opened on its page with the quoted span highlighted.
 
 Run from the repository root (needs Debian's chromium, as the browser tests do)::
 
