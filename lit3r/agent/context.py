@@ -17,23 +17,23 @@ from langgraph.runtime import get_runtime
 
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.llm.budget import Budget
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer, Chunk, Paper
 from lit3r.retrieval.planning import Decomposer, KeywordDecomposer
 from lit3r.settings import Settings
 from lit3r.tools.context import ToolContext
-from lit3r.tools.trace import TraceRecorder
 
 if TYPE_CHECKING:
-    from lit3r.agent.compact_reader import CompactReader
-    from lit3r.agent.llm_reader import LLMReader
+    from lit3r.reading.compact_reader import CompactReader
+    from lit3r.reading.llm_reader import LLMReader
 
 PlannerKind = Literal["fixed", "llm"]
 StopAfter = Literal["answer", "retrieval"]
 
 
 class LLMReaderAdapter:
-    """The two-stage :class:`~lit3r.agent.llm_reader.LLMReader` as a :class:`lit3r.tools.context.Reader`.
+    """The two-stage :class:`~lit3r.reading.llm_reader.LLMReader` as a :class:`lit3r.tools.context.Reader`.
 
     Options become lettered choices (A, B, ...); below the gate (``sufficient`` False) the model is not
     called and the answer abstains.
@@ -48,8 +48,8 @@ class LLMReaderAdapter:
     def __call__(
         self, question: str, evidence_chunks: Sequence[Chunk], options: Sequence[str] | None, sufficient: bool
     ) -> Answer:
+        from lit3r.answers import insufficient_answer
         from lit3r.prompts.common import AnswerSpec
-        from lit3r.tools.reader import insufficient_answer
 
         if not sufficient:
             return insufficient_answer(question)

@@ -27,10 +27,10 @@ from lit3r.agent.adapters import answer_status, expansion_update
 from lit3r.agent.context import Context
 from lit3r.agent.planner import fixed_step, hard_limit, llm_step, question_message
 from lit3r.agent.state import AgentState, carry_pool, question_reset, stable_numbers
+from lit3r.answers import validate_answer
 from lit3r.models import Answer, TraceEvent
 from lit3r.tools import expand_neighbors as expand
 from lit3r.tools import synthesize_answer as synthesize
-from lit3r.tools.reader import validate_answer
 
 FALLBACK = ".fallback"
 """The suffix of the trace notes a step leaves when it falls back to its offline path."""

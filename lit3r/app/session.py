@@ -27,10 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from lit3r.agent.adapters import AGENT_TOOLS
-from lit3r.agent.compact_reader import CompactReader
 from lit3r.agent.context import Context, LLMReaderAdapter, PlannerKind, StopAfter
-from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
-from lit3r.agent.llm_reader import LLMReader
 from lit3r.agent.rewrite import HISTORY_TURNS, ChatTurn, rewrite_followup, turns_of
 from lit3r.app.traces import new_trace_id, trace_path, write_trace
 from lit3r.graphs.agent import build_graph, run_config
@@ -41,17 +38,20 @@ from lit3r.llm.budget import Budget
 from lit3r.llm.client import make_chat_model
 from lit3r.llm.errors import LLMConfigError
 from lit3r.llm.local_server import local_llm
+from lit3r.llm.trace import Listener, TraceRecorder
 from lit3r.llm.wrapper import LLM, Breaker
 from lit3r.models import Answer, Chunk, TraceEvent
 from lit3r.prompts.common import AnswerSpec
+from lit3r.reading import extractive_answer
+from lit3r.reading.compact_reader import CompactReader
+from lit3r.reading.llm_reader import LLMReader
 from lit3r.retrieval.gate import GateThreshold, load_gate
+from lit3r.retrieval.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
 from lit3r.retrieval.planning import GateVerifier, KeywordDecomposer, Verdict
 from lit3r.retrieval.rerankers import Reranker
 from lit3r.retrieval.rerankers.factory import load_reranker, needs_llm, reranker_for_index
 from lit3r.settings import Settings
 from lit3r.tools.context import ToolContext
-from lit3r.tools.reader import extractive_answer
-from lit3r.tools.trace import Listener, TraceRecorder
 
 FROM_SETTINGS: Any = object()
 """Default of ``reranker`` and ``gate``: the one the settings name (the gate stored beside the index)."""

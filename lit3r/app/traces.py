@@ -1,6 +1,6 @@
 """Trace documents: ids, where they are stored, the JSON writer, and the timeline ``lit3r trace show`` renders.
 
-A run's events come from its :class:`lit3r.tools.trace.TraceRecorder`; :func:`write_trace` stores them with the
+A run's events come from its :class:`lit3r.llm.trace.TraceRecorder`; :func:`write_trace` stores them with the
 answer and the run's metadata as one JSON document under ``<home>/traces/<id>.json``.
 """
 

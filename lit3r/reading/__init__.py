@@ -1,32 +1,18 @@
-"""Reading: turn evidence chunks into a cited answer, and check any reader's answer against the corpus.
+"""Reading: turn evidence chunks into a cited answer.
 
-* :func:`extractive_answer`: the offline default reader, no language model, verbatim quotes only
-  (yes/no questions answered "Yes"/"No" with the quoted words that decide it).
-* :func:`validate_answer` / :func:`repair_citations`: the checks and the deterministic fallback
-  every reader's output goes through.
+* :func:`extractive_answer` (:mod:`~lit3r.reading.extractive`): the offline default reader, no language model,
+  verbatim quotes only (yes/no questions answered "Yes"/"No" with the quoted words that decide it); its parts are
+  :mod:`~lit3r.reading.scoring`, :mod:`~lit3r.reading.quotes`, :mod:`~lit3r.reading.spans`,
+  :mod:`~lit3r.reading.polarity` and :mod:`~lit3r.reading.forms`.
+* :class:`~lit3r.reading.llm_reader.LLMReader` (the two-stage Lit3R reader) and
+  :class:`~lit3r.reading.compact_reader.CompactReader` (one call over numbered passages,
+  :mod:`~lit3r.reading.passages`, for small local models).
+
+What an answer must look like, and the checks and repair every reader's output goes through, are in
+:mod:`lit3r.answers`.
 """
 
-from lit3r.tools.reader.extractive import OPTION_SEPARATOR, Scorer, extractive_answer
-from lit3r.tools.reader.scoring import lexical_scores
-from lit3r.tools.reader.sentences import chunk_units, split_sentences
-from lit3r.tools.reader.validate import (
-    MARKER,
-    ChunkLookup,
-    insufficient_answer,
-    repair_citations,
-    validate_answer,
-)
+from lit3r.reading.extractive import Scorer, extractive_answer
+from lit3r.reading.scoring import lexical_scores
 
-__all__ = [
-    "MARKER",
-    "OPTION_SEPARATOR",
-    "ChunkLookup",
-    "Scorer",
-    "chunk_units",
-    "extractive_answer",
-    "insufficient_answer",
-    "lexical_scores",
-    "repair_citations",
-    "split_sentences",
-    "validate_answer",
-]
+__all__ = ["Scorer", "extractive_answer", "lexical_scores"]

@@ -1,6 +1,6 @@
 """The compact reader: one short schema-constrained call a 0.5B-1.5B local model can follow, one repair at most.
 
-The model sees a few numbered passages (:mod:`lit3r.agent.passages`: the best stretches of the evidence chunks,
+The model sees a few numbered passages (:mod:`lit3r.reading.passages`: the best stretches of the evidence chunks,
 ``[1]``, ``[2]`` instead of long chunk ids) and fills one :class:`CompactReply`: the passages it rests on, each
 with a verbatim quote, the answer's kind (``span``, ``sentence``, ``yes``, ``no``, ``unanswerable``) and a short
 answer. llama.cpp constrains the forced tool call to the schema, so every reply parses.
@@ -9,7 +9,7 @@ Validation repairs what it can without a model call (each repair is named in the
 
 * a passage number written as text (``"[2]"``, ``"P2"``) is read as the number; a quote that is not in the
   passage it names but in another one is moved to that passage; a quote with other spacing, case or dashes is
-  replaced by the passage's own words (:func:`lit3r.agent.llm_reader.locate_quote`);
+  replaced by the passage's own words (:func:`lit3r.reading.llm_reader.locate_quote`);
 * an answer of kind span/sentence that says "Yes"/"No" or "unanswerable" is read as that kind; a missing quote
   is the answer itself when the answer is copied from the passage; an empty answer is the first quote;
 * an answer whose numbers or content words are not in the cited text (the grounding guards,
@@ -44,9 +44,8 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
-from lit3r.agent.llm_planning import NoteRecorder, note, record
-from lit3r.agent.llm_reader import QUOTE_CHARS, Fallback, choose_option, locate_quote
-from lit3r.agent.passages import Passage, select_passages
+from lit3r.answers import OPTION_SEPARATOR, split_sentences
+from lit3r.answers.question import NO, YES, answer_form, implicit_options
 from lit3r.grounding.guards import support_problem
 from lit3r.llm.errors import LLMError
 from lit3r.llm.wrapper import LLM
@@ -59,11 +58,12 @@ from lit3r.prompts.compact import (
     render_compact_repair,
     render_passages,
 )
-from lit3r.tools.reader import OPTION_SEPARATOR, split_sentences
-from lit3r.tools.reader.polarity import cue_spans
-from lit3r.tools.reader.question import NO, YES, answer_form, implicit_options
-from lit3r.tools.reader.scoring import query_terms
-from lit3r.tools.reader.spans import best_clause, covering_span
+from lit3r.reading.llm_reader import QUOTE_CHARS, Fallback, choose_option, locate_quote
+from lit3r.reading.passages import Passage, select_passages
+from lit3r.reading.polarity import cue_spans
+from lit3r.reading.scoring import query_terms
+from lit3r.reading.spans import best_clause, covering_span
+from lit3r.retrieval.llm_planning import NoteRecorder, note, record
 
 AnswerKind = Literal["span", "sentence", "yes", "no", "unanswerable"]
 GENERIC_WORDS = (
@@ -163,7 +163,7 @@ def _cited(text: str, markers: str) -> str:
 
 def polar_words(question: str, passage: Passage, quote: str) -> str:
     """What a yes/no answer says after its "Yes — ": the shortest stretch of the quote's deciding clause that holds
-    the question's terms and any negation (the offline reader's rule, :func:`lit3r.tools.reader.forms.polar_answer`,
+    the question's terms and any negation (the offline reader's rule, :func:`lit3r.reading.forms.polar_answer`,
     which doubled its yes/no Answer F1 over quoting the clause); the clause when that stretch is under three
     words (a lone "data" states nothing a judge can check), else the quote."""
     at = passage.text.find(quote)

@@ -22,7 +22,6 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from lit3r.agent.llm_planning import NoteRecorder, note, record
 from lit3r.llm.errors import LLMError
 from lit3r.llm.wrapper import LLM
 from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Paper
@@ -35,6 +34,7 @@ from lit3r.prompts.reader import (
     render_repair,
     render_synthesize,
 )
+from lit3r.retrieval.llm_planning import NoteRecorder, note, record
 
 Fallback = Callable[[str, Sequence[Chunk], AnswerSpec], Answer]
 """The deterministic reader called with the question, every given chunk and the answer spec."""

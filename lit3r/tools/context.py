@@ -13,12 +13,12 @@ from typing import Protocol
 
 from lit3r.grounding.judge import Judge
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.llm.trace import TraceRecorder
 from lit3r.models import Answer, Chunk
 from lit3r.retrieval.gate import GateThreshold
 from lit3r.retrieval.planning import HydeWriter, Verifier
 from lit3r.retrieval.rerankers import Reranker
 from lit3r.settings import Settings
-from lit3r.tools.trace import TraceRecorder
 
 
 class Reader(Protocol):
@@ -32,14 +32,14 @@ class Reader(Protocol):
 
 
 class ExtractiveReader:
-    """The offline reader (:func:`lit3r.tools.reader.extractive_answer`): verbatim quotes, never invents."""
+    """The offline reader (:func:`lit3r.reading.extractive_answer`): verbatim quotes, never invents."""
 
     name = "extractive"
 
     def __call__(
         self, question: str, evidence_chunks: Sequence[Chunk], options: Sequence[str] | None, sufficient: bool
     ) -> Answer:
-        from lit3r.tools.reader import extractive_answer
+        from lit3r.reading import extractive_answer
 
         return extractive_answer(question, list(evidence_chunks), options=options, sufficient=sufficient)
 

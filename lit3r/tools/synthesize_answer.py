@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from lit3r.answers import repair_citations, validate_answer
 from lit3r.grounding.judge import Judge, JudgeError
 from lit3r.grounding.judges.exact import ExactJudge
 from lit3r.grounding.verify import verify_answer
@@ -18,7 +19,6 @@ from lit3r.models import Answer
 from lit3r.retrieval import fusion
 from lit3r.retrieval.gate import passes
 from lit3r.tools.context import ToolContext
-from lit3r.tools.reader import repair_citations, validate_answer
 
 
 def judge_for(tools: ToolContext, answer: Answer) -> Judge | None:

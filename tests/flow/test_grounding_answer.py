@@ -12,7 +12,6 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from lit3r.agent.context import LLMReaderAdapter
-from lit3r.agent.llm_reader import LLMReader
 from lit3r.app.ask import ask
 from lit3r.app.session import Session, _extractive_fallback
 from lit3r.app.traces import load_trace
@@ -21,11 +20,12 @@ from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.judges.llm import LLMJudge
 from lit3r.grounding.verify import UNSUPPORTED_MARK
 from lit3r.llm.budget import Budget
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer
 from lit3r.prompts.grounding import JUDGE_SYSTEM
+from lit3r.reading.llm_reader import LLMReader
 from lit3r.settings import GroundingSettings
-from lit3r.tools.trace import TraceRecorder
 
 from fakes.agent import make_context, run_agent
 from fakes.chat import FakeToolCallingModel, tool_call

@@ -11,16 +11,16 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from lit3r.agent.context import LLMReaderAdapter
-from lit3r.agent.llm_planning import LLMDecomposer, LLMVerifier
 from lit3r.app.ask import ask
 from lit3r.app.session import Session
 from lit3r.app.traces import load_trace, render_timeline, write_trace
 from lit3r.graphs.agent import build_graph
 from lit3r.llm.errors import LLMConfigError
+from lit3r.llm.trace import TraceRecorder
 from lit3r.models import Answer, TraceEvent
+from lit3r.retrieval.llm_planning import LLMDecomposer, LLMVerifier
 from lit3r.retrieval.rerankers.factory import reranker_for_index
 from lit3r.tools import TOOL_NAMES
-from lit3r.tools.trace import TraceRecorder
 
 from fakes.agent import assert_grounded, make_context, run_agent
 from fakes.chat import FakeToolCallingModel, tool_call

@@ -55,9 +55,9 @@ def test_the_local_provider_answers_through_llama_cpp(tiny_gguf: Path, tmp_path:
 
 
 def test_the_compact_reader_reads_through_llama_cpp(tiny_gguf: Path, tmp_path: Path, monkeypatch) -> None:
-    from lit3r.agent.compact_reader import CompactReader, CompactReply
     from lit3r.llm.local_server import local_llm
     from lit3r.models import Answer, Chunk, Locator, Paper
+    from lit3r.reading.compact_reader import CompactReader, CompactReply
 
     for variable in ("NO_PROXY", "no_proxy"):
         monkeypatch.setenv(variable, "127.0.0.1,localhost")

@@ -9,8 +9,12 @@ import pytest
 from langchain_core.exceptions import ModelAuthenticationError
 from langchain_core.messages import BaseMessage
 
-from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier, Subqueries
-from lit3r.agent.llm_reader import (
+from lit3r.llm.settings import LLMSettings
+from lit3r.llm.wrapper import LLM, ListRecorder
+from lit3r.models import ABSTENTION, Answer, Chunk, Locator, Paper
+from lit3r.prompts.common import AnswerSpec
+from lit3r.prompts.retrieval import MISSING_FILLER
+from lit3r.reading.llm_reader import (
     LLMReader,
     SynthesisError,
     choose_option,
@@ -18,11 +22,7 @@ from lit3r.agent.llm_reader import (
     parse_synthesis,
     verbatim_quote,
 )
-from lit3r.llm.settings import LLMSettings
-from lit3r.llm.wrapper import LLM, ListRecorder
-from lit3r.models import ABSTENTION, Answer, Chunk, Locator, Paper
-from lit3r.prompts.common import AnswerSpec
-from lit3r.prompts.retrieval import MISSING_FILLER
+from lit3r.retrieval.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier, Subqueries
 from lit3r.retrieval.planning import Decomposer, EvidenceChunk, HydeWriter, PaperEvidence, Verifier
 
 from fakes.chat import FakeToolCallingModel, tool_call
