@@ -143,6 +143,22 @@ def chunk_id(paper_id: str, ordinal: int) -> str:
     return f"{paper_id}::c{ordinal:04d}"
 
 
+class EvidenceChunk(BaseModel):
+    """One pool chunk as the verifier sees it."""
+
+    chunk_id: str = Field(description="The chunk's id.")
+    score: float = Field(description="The chunk's pool score.")
+    text: str = Field(description="The chunk text, cut to verify_chunk_chars.")
+
+
+class PaperEvidence(BaseModel):
+    """One of the top pool papers with its best chunks (seed: top 20 papers, 2 chunks, 1,800 characters)."""
+
+    paper_id: str = Field(description="The paper's id.")
+    title: str = Field(description="The paper's title.")
+    chunks: list[EvidenceChunk] = Field(description="Its best pool chunks, best first.")
+
+
 ABSTENTION = "Insufficient evidence: the indexed papers do not contain a passage that answers this question."
 """The text of every abstaining answer, whichever reader abstained (the one sentinel callers may test for)."""
 

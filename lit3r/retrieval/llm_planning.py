@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from lit3r.llm.errors import LLMError
 from lit3r.llm.wrapper import LLM
-from lit3r.models import Chunk, Paper
+from lit3r.models import Chunk, Paper, PaperEvidence
 from lit3r.prompts.common import RETRIEVER_SYSTEM, AnswerSpec
 from lit3r.prompts.retrieval import (
     KNOWN_VENUES,
@@ -31,7 +31,7 @@ from lit3r.prompts.retrieval import (
     render_verify,
     venue_year_tag,
 )
-from lit3r.retrieval.planning import PaperEvidence, Verdict, new_subqueries
+from lit3r.retrieval.planning import Verdict, new_subqueries
 from lit3r.textutil import fold_space
 
 logger = logging.getLogger(__name__)

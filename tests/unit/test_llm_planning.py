@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage
 
 from lit3r.llm.settings import LLMSettings
 from lit3r.llm.wrapper import LLM, ListRecorder
-from lit3r.models import ABSTENTION, Answer, Chunk, Locator, Paper
+from lit3r.models import ABSTENTION, Answer, Chunk, EvidenceChunk, Locator, Paper, PaperEvidence
 from lit3r.prompts.common import AnswerSpec
 from lit3r.prompts.retrieval import MISSING_FILLER
 from lit3r.reading.llm_reader import (
@@ -23,7 +23,7 @@ from lit3r.reading.llm_reader import (
     verbatim_quote,
 )
 from lit3r.retrieval.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier, Subqueries
-from lit3r.retrieval.planning import Decomposer, EvidenceChunk, HydeWriter, PaperEvidence, Verifier
+from lit3r.retrieval.planning import Decomposer, HydeWriter, Verifier
 
 from fakes.chat import FakeToolCallingModel, tool_call
 
