@@ -46,7 +46,6 @@ from lit3r.llm.errors import (
     response_problem,
     retry_after_s,
 )
-from lit3r.llm.settings import LLMSettings, StructuredMethod
 from lit3r.llm.structured import (
     MAX_SHOWN_OUTPUT,
     REPAIR_PROMPT,
@@ -57,6 +56,7 @@ from lit3r.llm.structured import (
     tool_name,
     with_schema_hint,
 )
+from lit3r.settings.llm import LLMSettings, StructuredMethod
 
 logger = logging.getLogger(__name__)
 

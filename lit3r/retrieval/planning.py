@@ -22,8 +22,8 @@ from pydantic import BaseModel, Field
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import EvidenceChunk, PaperEvidence
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.gate import GateThreshold, passes
+from lit3r.settings.retrieval import RetrieverSettings
 from lit3r.textutil import fold_key, fold_space
 
 

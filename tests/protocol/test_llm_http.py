@@ -14,8 +14,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from lit3r.llm.errors import LLMCallError
-from lit3r.llm.settings import LLMSettings
 from lit3r.llm.wrapper import LLM, Breaker, ListRecorder
+from lit3r.settings.llm import LLMSettings
 
 from fakes.openai_server import (
     OpenAIServer,

@@ -21,9 +21,9 @@ from lit3r.llm import local_server
 from lit3r.llm.client import make_chat_model
 from lit3r.llm.errors import LLMConfigError
 from lit3r.llm.local_server import LocalServer, LocalServerError, local_llm, server_arguments
-from lit3r.llm.settings import LLMSettings, LocalSettings
 from lit3r.llm.wrapper import LLM
 from lit3r.settings import Settings, index_key, load_settings
+from lit3r.settings.llm import LLMSettings, LocalSettings
 
 from fakes.corpus import eight_papers
 from fakes.index import built_index

@@ -19,9 +19,9 @@ from lit3r.answers.validate import find_quote
 from lit3r.app.session import Session
 from lit3r.app.traces import load_trace
 from lit3r.grounding.guards import guard
-from lit3r.llm.settings import LLMSettings
 from lit3r.models import Answer
 from lit3r.prompts.safety import defuse
+from lit3r.settings.llm import LLMSettings
 
 from fakes.competent import FaultyEndpoint, competent_reply, final_answer, prompt_of, schema_name
 from fakes.corpus import QUESTION

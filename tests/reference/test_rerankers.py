@@ -19,7 +19,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from lit3r.llm.budget import Budget
-from lit3r.llm.settings import LLMSettings
 from lit3r.llm.wrapper import LLM, ListRecorder
 from lit3r.prompts.rerank import RELEVANCE_PROMPT
 from lit3r.prompts.safety import LEFT_OUT
@@ -42,6 +41,7 @@ from lit3r.retrieval.rerankers.offline import (
     minilm_maxsim_reranker,
     shortest_span,
 )
+from lit3r.settings.llm import LLMSettings
 
 WORDS = "the of and a to in is retrieval model paper dense sparse vector query document graph citation table".split()
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused0]", "[unused1]", "[Q]", "[D]", ".", ","]

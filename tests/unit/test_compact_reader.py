@@ -8,13 +8,13 @@ from langchain_core.exceptions import ModelAuthenticationError
 
 from lit3r.grounding.claims import split_claims
 from lit3r.grounding.guards import quote_problem, support_problem
-from lit3r.llm.settings import LLMSettings
 from lit3r.llm.wrapper import LLM, ListRecorder
 from lit3r.models import ABSTENTION, Answer, Chunk, Locator, Paper
 from lit3r.prompts.common import AnswerSpec
 from lit3r.reading.compact_reader import CompactReader, CompactReply
 from lit3r.reading.passages import select_passages, windows
 from lit3r.settings import GroundingSettings
+from lit3r.settings.llm import LLMSettings
 
 from fakes.chat import FakeToolCallingModel, tool_call
 

@@ -22,9 +22,9 @@ from tenacity import RetryCallState
 from lit3r.llm.budget import Budget, Exhaustion
 from lit3r.llm.client import PLACEHOLDER_KEY, make_chat_model
 from lit3r.llm.errors import LLMCallError, LLMConfigError, LLMOutputError, retry_after_s
-from lit3r.llm.settings import LLMSettings
 from lit3r.llm.structured import REPAIR_PROMPT, json_text
 from lit3r.llm.wrapper import LLM, ListRecorder, retry_wait
+from lit3r.settings.llm import LLMSettings
 
 from fakes.chat import FakeToolCallingModel, ScriptExhausted, tool_call
 

@@ -9,7 +9,6 @@ import pytest
 from langchain_core.exceptions import ModelAuthenticationError
 from langchain_core.messages import BaseMessage
 
-from lit3r.llm.settings import LLMSettings
 from lit3r.llm.wrapper import LLM, ListRecorder
 from lit3r.models import ABSTENTION, Answer, Chunk, EvidenceChunk, Locator, Paper, PaperEvidence
 from lit3r.prompts.common import AnswerSpec
@@ -24,6 +23,7 @@ from lit3r.reading.llm_reader import (
 )
 from lit3r.retrieval.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier, Subqueries
 from lit3r.retrieval.planning import Decomposer, HydeWriter, Verifier
+from lit3r.settings.llm import LLMSettings
 
 from fakes.chat import FakeToolCallingModel, tool_call
 
