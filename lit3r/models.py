@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 ChunkType = Literal["title_abstract", "text", "table", "figure", "equation"]
 """The five chunk types of the Lit3R design."""
@@ -184,6 +184,35 @@ class ClaimCheck(BaseModel):
     action: Literal["kept", "removed", "marked"] = Field(description="What verification did with the sentence.")
 
 
+FallbackStage = Literal["planner", "decompose", "verify", "hyde", "read"]
+"""The steps that have an offline path to fall back to."""
+OFFLINE_PATHS: dict[str, str] = {
+    "planner": "the fixed Lit3R sequence went on",
+    "decompose": "the question itself was searched",
+    "verify": "the evidence counted as insufficient for that round",
+    "hyde": "the query itself was the dense query",
+    "read": "the extractive reader answered",
+}
+"""What runs instead when each step falls back."""
+
+
+class Fallback(BaseModel):
+    """A step of a run that fell back to its offline path (its model call failed, or its reply stayed invalid)."""
+
+    stage: FallbackStage = Field(description="The step that fell back.")
+    reason: str = Field(description="Why: the error, or what was wrong with the model's reply.")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def instead(self) -> str:
+        """What ran instead (:data:`OFFLINE_PATHS`)."""
+        return OFFLINE_PATHS[self.stage]
+
+    def describe(self) -> str:
+        """One line: ``'<stage>: <reason>; <what ran instead>'`` (the answer's ``fallbacks`` entries)."""
+        return f"{self.stage}: {self.reason}; {self.instead}"
+
+
 class Answer(BaseModel):
     """What the agent returns for one question."""
 
@@ -209,16 +238,21 @@ class Answer(BaseModel):
     )
     fallbacks: list[str] = Field(
         default_factory=list,
-        description="Each step that fell back to its offline path, and why (e.g. 'reader: stage 2 call failed: ...; "
-        "the extractive reader answered'); empty when every configured model step ran.",
+        description="Each step that fell back to its offline path, and why (e.g. 'read: stage 2 call failed: ...; "
+        "the extractive reader answered'): :meth:`Fallback.describe` of each of ``fallback_steps``; empty when every "
+        "configured model step ran.",
+    )
+    fallback_steps: list[Fallback] = Field(
+        default_factory=list, description="The same fallbacks as records: the stage, the reason and what ran instead."
     )
 
 
 EventType = Literal[
-    "node", "tool", "llm", "ranking", "verdict", "decompose", "hyde", "read", "verify", "rewrite", "note"
+    "node", "tool", "llm", "ranking", "verdict", "decompose", "hyde", "read", "verify", "rewrite", "note", "fallback"
 ]
 """What a trace event records: a graph node's turn, a tool call, a model call, a ranking, a verification verdict,
-a decomposition, a HyDE passage, the reader's step, claim verification, a chat rewrite, or an instant note."""
+a decomposition, a HyDE passage, the reader's step, claim verification, a chat rewrite, an instant note, or a
+step's fall back to its offline path (data: a :class:`Fallback`'s fields)."""
 
 
 class TraceEvent(BaseModel):

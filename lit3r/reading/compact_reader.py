@@ -48,8 +48,9 @@ from lit3r.answers import OPTION_SEPARATOR, split_sentences
 from lit3r.answers.question import NO, YES, answer_form, implicit_options
 from lit3r.grounding.guards import support_problem
 from lit3r.llm.errors import LLMError
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
-from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Paper
+from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Fallback, Paper
 from lit3r.prompts.common import AnswerSpec
 from lit3r.prompts.compact import (
     COMPACT_GENERIC,
@@ -58,12 +59,11 @@ from lit3r.prompts.compact import (
     render_compact_repair,
     render_passages,
 )
-from lit3r.reading.llm_reader import QUOTE_CHARS, Fallback, choose_option, locate_quote
+from lit3r.reading.llm_reader import QUOTE_CHARS, FallbackReader, choose_option, locate_quote
 from lit3r.reading.passages import Passage, select_passages
 from lit3r.reading.polarity import cue_spans
 from lit3r.reading.scoring import query_terms
 from lit3r.reading.spans import best_clause, covering_span
-from lit3r.retrieval.llm_planning import NoteRecorder, note, record
 
 AnswerKind = Literal["span", "sentence", "yes", "no", "unanswerable"]
 GENERIC_WORDS = (
@@ -136,7 +136,8 @@ class CompactResult:
     """The deterministic repairs applied to the accepted reply."""
     repaired: bool = False
     """Whether the repair call was spent."""
-    fallback: str | None = None
+    fallback: Fallback | None = None
+    """Why the deterministic reader answered instead (None: the model's answer stands)."""
 
 
 @dataclass
@@ -211,13 +212,13 @@ class CompactReader:
     def __init__(
         self,
         llm: LLM,
-        fallback: Fallback,
+        fallback: FallbackReader,
         *,
         passages: int = 6,
         passage_chars: int = 600,
         min_overlap: float = 0.5,
         verbatim: bool = False,
-        recorder: NoteRecorder | None = None,
+        recorder: TraceRecorder | None = None,
     ) -> None:
         self.llm = llm
         self.fallback = fallback
@@ -225,7 +226,7 @@ class CompactReader:
         self.passage_chars = passage_chars
         self.min_overlap = min_overlap
         self.verbatim = verbatim
-        self.recorder = recorder
+        self.recorder = recorder if recorder is not None else TraceRecorder()
 
     def read(
         self, question: str, papers: Sequence[Paper], chunks: Sequence[Chunk], spec: AnswerSpec | None = None
@@ -240,7 +241,8 @@ class CompactReader:
         spec = spec or AnswerSpec()
         ranking = [p.id for p in papers]
         passages = select_passages(question, chunks, count=self.passages, chars=self.passage_chars)
-        record(self.recorder, "read.passages", passages=[{"n": p.number, "chunk_id": p.chunk.id} for p in passages])
+        shown = [{"n": p.number, "chunk_id": p.chunk.id} for p in passages]
+        self.recorder.add("note", "read.passages", {"passages": shown})
         if not passages:
             return CompactResult(_abstain(question, ranking))
         shown = render_passages([(p.number, p.text, p.chunk.locator.section) for p in passages])
@@ -275,7 +277,7 @@ class CompactReader:
     ) -> CompactResult:
         """The result of an accepted reply, recorded."""
         assert reading.answer is not None
-        record(self.recorder, "read.compact.accepted", answer_kind=reply.kind, repairs=reading.repairs)
+        self.recorder.add("note", "read.compact.accepted", {"answer_kind": reply.kind, "repairs": reading.repairs})
         return CompactResult(reading.answer, passages, reply, reading.repairs, repaired=repaired)
 
     def interpret(
@@ -404,5 +406,6 @@ class CompactReader:
         self, question: str, chunks: Sequence[Chunk], spec: AnswerSpec, passages: list[Passage], reason: str
     ) -> CompactResult:
         """The deterministic reader's answer, noted with ``reason``."""
-        note(self.recorder, "read.fallback", error=reason)
-        return CompactResult(self.fallback(question, chunks, spec), passages, fallback=reason)
+        fallback = Fallback(stage="read", reason=reason)
+        self.recorder.fallback(fallback)
+        return CompactResult(self.fallback(question, chunks, spec), passages, fallback=fallback)

@@ -26,7 +26,7 @@ def judge_for(tools: ToolContext, answer: Answer) -> Judge | None:
     fallback: its promise is verbatim quotes), else the configured judge."""
     if tools.judge is None:
         return None
-    extractive = tools.reader.name == "extractive" or any(f.startswith("read:") for f in answer.fallbacks)
+    extractive = tools.reader.name == "extractive" or any(f.stage == "read" for f in answer.fallback_steps)
     return ExactJudge() if extractive else tools.judge
 
 

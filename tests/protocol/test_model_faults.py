@@ -141,6 +141,8 @@ def test_a_dead_or_misaddressed_endpoint_costs_one_call_and_the_offline_path_ans
     assert {"decompose", "verify", "read"} <= set(steps), answer.fallbacks
     assert named in llm_errors(trace)[0] and all("not sent" in e for e in llm_errors(trace)[1:])
     assert trace["answer"]["fallbacks"] == answer.fallbacks
+    assert [f.stage for f in answer.fallback_steps] == steps and trace["answer"]["fallback_steps"][0]["reason"]
+    assert [e["name"] for e in trace["events"] if e["type"] == "fallback"] == [f"{s}.fallback" for s in steps]
 
 
 def test_valid_json_in_the_wrong_schema_is_repaired_once_then_falls_back(index) -> None:
