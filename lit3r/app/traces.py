@@ -110,6 +110,8 @@ def summarize(event: Mapping[str, Any]) -> str:
     if data.get("error"):
         head = _short(data.get("args", ""), 50) if kind == "tool" else ""
         return f"{head} ERROR {_short(data['error'], 80)}".strip()
+    if kind == "fallback":
+        return f"fell back: {_short(data.get('reason', ''), 80)}; {data.get('instead', '')}"
     if kind == "tool":
         return f"{_short(data.get('args', {}), 50)} → {_short(data.get('status', ''), 70)}"
     if kind == "llm":

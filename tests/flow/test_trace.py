@@ -12,7 +12,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from lit3r.app.ask import ask
 from lit3r.app.session import Session
-from lit3r.app.traces import load_trace, render_timeline, write_trace
+from lit3r.app.traces import load_trace, render_timeline, summarize, write_trace
 from lit3r.graphs.agent import build_graph
 from lit3r.llm.errors import LLMConfigError
 from lit3r.llm.trace import TraceRecorder
@@ -84,6 +84,7 @@ def test_recorder_takes_llm_call_records_and_typed_fallbacks() -> None:
     assert fell_back.data == {
         "stage": "decompose", "reason": "timeout", "instead": "the question itself was searched", "subqueries": ["q"]
     }  # fmt: skip
+    assert summarize(fell_back.model_dump()) == "fell back: timeout; the question itself was searched"
     assert [f.describe() for f in recorder.fallbacks()] == [
         "decompose: timeout; the question itself was searched",
         "read: stage 2 call failed; the extractive reader answered",
