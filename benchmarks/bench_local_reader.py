@@ -159,7 +159,7 @@ def answer_row(question: QasperQuestion, answer: Answer, papers: CachedPapers) -
         "question": question.text,
         "gold_unanswerable": question.unanswerable,
         "answer": answer.model_dump(mode="json"),
-        "fallback": any(f.startswith("read:") for f in answer.fallbacks),
+        "fallback": any(f.stage == "read" for f in answer.fallback_steps),
         "supported_fraction": answer.supported_fraction,
         "calls": calls,
     }

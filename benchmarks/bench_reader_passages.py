@@ -11,7 +11,7 @@ score), the final paper ranking is the trace's, and each ``--config papers:chunk
 ``all`` or the most papers read, ``retriever.reader_papers``; ``chunks``: ``retriever.reader_chunks``;
 ``passages`` and ``chars``: ``llm.compact``) chooses the reader's chunks as
 :func:`lit3r.tools.synthesize_answer.synthesize_answer` does and its passages with
-:func:`lit3r.agent.passages.select_passages`. For every question it counts whether a passage from the
+:func:`lit3r.reading.passages.select_passages`. For every question it counts whether a passage from the
 question's own paper shares a 60-character stretch with a gold evidence paragraph (text evidence only), whether
 the passages hold a gold extractive span, and whether any passage is from the question's paper, after folding
 case and punctuation. The check that the replay is the run's: with the run's own ``reader_chunks`` (3 by
@@ -32,10 +32,10 @@ from typing import Any
 from bench_reader_rules import load_replays
 from report_file import emit
 
-from lit3r.agent.passages import select_passages
 from lit3r.cli.evaluate import eval_settings
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Chunk
+from lit3r.reading.passages import select_passages
 from lit3r.retrieval import fusion
 from lit3r.settings import load_settings
 

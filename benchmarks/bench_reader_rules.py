@@ -34,6 +34,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lit3r.answers import insufficient_answer, repair_citations
+from lit3r.answers.question import answer_form
 from lit3r.corpus.store import CorpusStore
 from lit3r.evals import qasper_score
 from lit3r.evals.answers import CachedPapers, answer_text, evidence_paragraphs, gold_subset
@@ -42,12 +44,11 @@ from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, Chunk
+from lit3r.reading import extractive_answer, forms
+from lit3r.reading.extractive import body_first
+from lit3r.reading.quotes import candidates
+from lit3r.reading.scoring import lexical_scores, query_terms, terms
 from lit3r.settings import load_settings
-from lit3r.tools.reader import extractive_answer, forms, insufficient_answer, repair_citations
-from lit3r.tools.reader.extractive import body_first
-from lit3r.tools.reader.question import answer_form
-from lit3r.tools.reader.quotes import candidates
-from lit3r.tools.reader.scoring import lexical_scores, query_terms, terms
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Replay:
 @dataclass(frozen=True)
 class Variant:
     """A reader configuration: keyword arguments of :func:`extractive_answer`, forms it answers as other forms,
-    and the quote of a yes/no answer (:data:`lit3r.tools.reader.forms.POLAR_QUOTE`)."""
+    and the quote of a yes/no answer (:data:`lit3r.reading.forms.POLAR_QUOTE`)."""
 
     name: str
     kwargs: dict[str, Any] = field(default_factory=dict)

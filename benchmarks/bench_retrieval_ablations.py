@@ -29,8 +29,8 @@ from lit3r.evals.metrics import QuestionResult, summarise
 from lit3r.evals.qasper import evidence_chunks, load_questions
 from lit3r.evals.retrieval import make_runner, stage_timings
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.settings import Settings, load_preset
+from lit3r.settings.retrieval import RetrieverSettings
 
 
 def paper_part(paper_id: str, n: int) -> int:

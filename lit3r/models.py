@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 ChunkType = Literal["title_abstract", "text", "table", "figure", "equation"]
 """The five chunk types of the Lit3R design."""
@@ -143,6 +143,22 @@ def chunk_id(paper_id: str, ordinal: int) -> str:
     return f"{paper_id}::c{ordinal:04d}"
 
 
+class EvidenceChunk(BaseModel):
+    """One pool chunk as the verifier sees it."""
+
+    chunk_id: str = Field(description="The chunk's id.")
+    score: float = Field(description="The chunk's pool score.")
+    text: str = Field(description="The chunk text, cut to verify_chunk_chars.")
+
+
+class PaperEvidence(BaseModel):
+    """One of the top pool papers with its best chunks (seed: top 20 papers, 2 chunks, 1,800 characters)."""
+
+    paper_id: str = Field(description="The paper's id.")
+    title: str = Field(description="The paper's title.")
+    chunks: list[EvidenceChunk] = Field(description="Its best pool chunks, best first.")
+
+
 ABSTENTION = "Insufficient evidence: the indexed papers do not contain a passage that answers this question."
 """The text of every abstaining answer, whichever reader abstained (the one sentinel callers may test for)."""
 
@@ -166,6 +182,35 @@ class ClaimCheck(BaseModel):
     score: float = Field(description="The judge's support score in [0, 1].")
     reason: str = Field(default="", description="The judge's short reason, e.g. 'quoted' or 'P(entailment)=0.12'.")
     action: Literal["kept", "removed", "marked"] = Field(description="What verification did with the sentence.")
+
+
+FallbackStage = Literal["planner", "decompose", "verify", "hyde", "read"]
+"""The steps that have an offline path to fall back to."""
+OFFLINE_PATHS: dict[str, str] = {
+    "planner": "the fixed Lit3R sequence went on",
+    "decompose": "the question itself was searched",
+    "verify": "the evidence counted as insufficient for that round",
+    "hyde": "the query itself was the dense query",
+    "read": "the extractive reader answered",
+}
+"""What runs instead when each step falls back."""
+
+
+class Fallback(BaseModel):
+    """A step of a run that fell back to its offline path (its model call failed, or its reply stayed invalid)."""
+
+    stage: FallbackStage = Field(description="The step that fell back.")
+    reason: str = Field(description="Why: the error, or what was wrong with the model's reply.")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def instead(self) -> str:
+        """What ran instead (:data:`OFFLINE_PATHS`)."""
+        return OFFLINE_PATHS[self.stage]
+
+    def describe(self) -> str:
+        """One line: ``'<stage>: <reason>; <what ran instead>'`` (the answer's ``fallbacks`` entries)."""
+        return f"{self.stage}: {self.reason}; {self.instead}"
 
 
 class Answer(BaseModel):
@@ -193,16 +238,21 @@ class Answer(BaseModel):
     )
     fallbacks: list[str] = Field(
         default_factory=list,
-        description="Each step that fell back to its offline path, and why (e.g. 'reader: stage 2 call failed: ...; "
-        "the extractive reader answered'); empty when every configured model step ran.",
+        description="Each step that fell back to its offline path, and why (e.g. 'read: stage 2 call failed: ...; "
+        "the extractive reader answered'): :meth:`Fallback.describe` of each of ``fallback_steps``; empty when every "
+        "configured model step ran.",
+    )
+    fallback_steps: list[Fallback] = Field(
+        default_factory=list, description="The same fallbacks as records: the stage, the reason and what ran instead."
     )
 
 
 EventType = Literal[
-    "node", "tool", "llm", "ranking", "verdict", "decompose", "hyde", "read", "verify", "rewrite", "note"
+    "node", "tool", "llm", "ranking", "verdict", "decompose", "hyde", "read", "verify", "rewrite", "note", "fallback"
 ]
 """What a trace event records: a graph node's turn, a tool call, a model call, a ranking, a verification verdict,
-a decomposition, a HyDE passage, the reader's step, claim verification, a chat rewrite, or an instant note."""
+a decomposition, a HyDE passage, the reader's step, claim verification, a chat rewrite, an instant note, or a
+step's fall back to its offline path (data: a :class:`Fallback`'s fields)."""
 
 
 class TraceEvent(BaseModel):

@@ -23,8 +23,8 @@ from lit3r.index.corpus_index import IndexParts
 from lit3r.index.dense import DenseIndex
 from lit3r.index.encoders import QueryCache, load_encoder
 from lit3r.models import chunk_id
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.settings import EmbedderSettings, Settings
+from lit3r.settings.retrieval import RetrieverSettings
 
 from scale.indexing import Stopwatch, build_variants, exact_truth, folder_mb, serve_variants
 from scale.memory import PeakRSS

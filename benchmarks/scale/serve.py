@@ -28,10 +28,10 @@ from lit3r.index.bm25 import BM25Index
 from lit3r.index.corpus_index import CorpusIndex, IndexParts
 from lit3r.index.dense import DenseIndex
 from lit3r.retrieval import fusion, relate
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.rerankers.offline import LexicalReranker
 from lit3r.retrieval.subquery import retrieve_subquery
 from lit3r.settings import IndexSettings, Settings
+from lit3r.settings.retrieval import RetrieverSettings
 
 from scale.indexing import RESTRICTIONS, allowed_chunks
 from scale.memory import rss_mb

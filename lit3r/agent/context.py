@@ -8,62 +8,21 @@ checkpointed.
 
 from __future__ import annotations
 
-import string
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from langgraph.runtime import get_runtime
 
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.llm.budget import Budget
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
-from lit3r.models import Answer, Chunk, Paper
 from lit3r.retrieval.planning import Decomposer, KeywordDecomposer
 from lit3r.settings import Settings
 from lit3r.tools.context import ToolContext
-from lit3r.tools.trace import TraceRecorder
-
-if TYPE_CHECKING:
-    from lit3r.agent.compact_reader import CompactReader
-    from lit3r.agent.llm_reader import LLMReader
 
 PlannerKind = Literal["fixed", "llm"]
 StopAfter = Literal["answer", "retrieval"]
-
-
-class LLMReaderAdapter:
-    """The two-stage :class:`~lit3r.agent.llm_reader.LLMReader` as a :class:`lit3r.tools.context.Reader`.
-
-    Options become lettered choices (A, B, ...); below the gate (``sufficient`` False) the model is not
-    called and the answer abstains.
-    """
-
-    name = "llm_reader"
-
-    def __init__(self, reader: LLMReader | CompactReader, papers: Mapping[str, Paper]) -> None:
-        self.reader = reader
-        self.papers = papers
-
-    def __call__(
-        self, question: str, evidence_chunks: Sequence[Chunk], options: Sequence[str] | None, sufficient: bool
-    ) -> Answer:
-        from lit3r.prompts.common import AnswerSpec
-        from lit3r.tools.reader import insufficient_answer
-
-        if not sufficient:
-            return insufficient_answer(question)
-        lettered = {string.ascii_uppercase[i]: option for i, option in enumerate(options or [])}
-        spec = AnswerSpec(types=["multiple_choice"], options=lettered) if lettered else AnswerSpec()
-        order = dict.fromkeys(c.paper_id for c in evidence_chunks)
-        papers = [self.papers[p] for p in order if p in self.papers]
-        result = self.reader.run(question, papers, list(evidence_chunks), spec)
-        answer = result.answer
-        if result.fallback:  # the extractive reader wrote this text: it is verified as verbatim quotes
-            answer = answer.model_copy(update={"fallbacks": [f"read: {result.fallback}"]})
-        if answer.option in lettered:  # the LLM reader names the letter; answers carry the option itself
-            answer = answer.model_copy(update={"option": lettered[answer.option]})
-        return answer
 
 
 @dataclass(frozen=True)

@@ -27,21 +27,10 @@ from lit3r.agent.adapters import answer_status, expansion_update
 from lit3r.agent.context import Context
 from lit3r.agent.planner import fixed_step, hard_limit, llm_step, question_message
 from lit3r.agent.state import AgentState, carry_pool, question_reset, stable_numbers
-from lit3r.models import Answer, TraceEvent
+from lit3r.answers import validate_answer
+from lit3r.models import Answer
 from lit3r.tools import expand_neighbors as expand
 from lit3r.tools import synthesize_answer as synthesize
-from lit3r.tools.reader import validate_answer
-
-FALLBACK = ".fallback"
-"""The suffix of the trace notes a step leaves when it falls back to its offline path."""
-OFFLINE_PATH = {
-    "planner": "the fixed Lit3R sequence went on",
-    "decompose": "the question itself was searched",
-    "verify": "the evidence counted as insufficient for that round",
-    "hyde": "the query itself was the dense query",
-    "read": "the extractive reader answered",
-}
-"""What ran instead, per step."""
 
 
 def start_question(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -144,24 +133,15 @@ def thread_numbers(state: AgentState, context: Context, trace: dict[str, Any]) -
     return {"answer": renumbered.model_dump(mode="json"), "citation_numbers": numbers}
 
 
-def fallbacks_of(events: Sequence[TraceEvent]) -> list[str]:
-    """Each step of the run that fell back to its offline path, with why (from the ``*.fallback`` notes)."""
-    found = []
-    for event in events:
-        if event.type == "note" and event.name.endswith(FALLBACK):
-            step = event.name.removesuffix(FALLBACK)
-            found.append(f"{step}: {event.data.get('error', 'failed')}; {OFFLINE_PATH.get(step, 'its fallback ran')}")
-    return list(dict.fromkeys(found))
-
-
 def finish(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The closing message: the answer with the thread's stable citation numbers and the run's fallbacks."""
     context = runtime.context
     with context.recorder.step("node", "finish") as data:
         update = thread_numbers(state, context, data) if state["answer"].get("citations") else {}
         answer = dict(update.get("answer", state["answer"]))
-        answer["fallbacks"] = fallbacks_of(context.recorder.events)
-        data["fallbacks"] = answer["fallbacks"]
+        fallbacks = context.recorder.fallbacks()
+        answer["fallbacks"] = data["fallbacks"] = [f.describe() for f in fallbacks]
+        answer["fallback_steps"] = [f.model_dump(mode="json") for f in fallbacks]
         update["answer"] = answer
         update["messages"] = [AIMessage(content=answer["text"])]
     return {**update, "phase": "done"}

@@ -25,6 +25,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from lit3r.agent.context import Context
 from lit3r.agent.state import AgentState, StopReason
 from lit3r.llm.errors import LLMError
+from lit3r.models import Fallback
 from lit3r.prompts.common import EVIDENCE_IS_DATA, fill
 from lit3r.retrieval.planning import new_subqueries
 
@@ -137,7 +138,7 @@ def llm_step(state: AgentState, context: Context) -> dict[str, Any]:
 
 def hand_over(state: AgentState, context: Context, reason: str) -> dict[str, Any]:
     """The LLM planner gives up for this question: the fixed sequence continues from the current state."""
-    context.recorder.add("note", "planner.fallback", {"error": reason, "fallback": "the fixed Lit3R sequence"})
+    context.recorder.fallback(Fallback(stage="planner", reason=reason))
     return {**fixed_step(state, context), "planner_fallback": reason}
 
 

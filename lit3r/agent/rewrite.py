@@ -35,12 +35,12 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from lit3r.answers.validate import marker_numbers
 from lit3r.llm.errors import LLMError
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
 from lit3r.prompts.chat import REWRITE_SYSTEM, render_rewrite
 from lit3r.retrieval.planning import STOP_WORDS, named_terms
-from lit3r.tools.reader.validate import marker_numbers
-from lit3r.tools.trace import TraceRecorder
 
 HISTORY_TURNS = 3
 """Earlier turns the model sees when it rewrites a follow-up."""

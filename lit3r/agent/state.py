@@ -41,9 +41,9 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph import add_messages
 from typing_extensions import TypedDict
 
+from lit3r.answers.validate import MARKER, marker_numbers
 from lit3r.models import Answer, Citation
 from lit3r.retrieval import fusion
-from lit3r.tools.reader.validate import MARKER, marker_numbers
 
 POOL_DECAY = 0.5
 """Factor applied to the pool scores of earlier questions when a thread's next question starts."""

@@ -7,9 +7,9 @@ from typing import Any
 
 from lit3r.agent.context import PlannerKind
 from lit3r.app.session import FROM_SETTINGS, Session
+from lit3r.llm.trace import Listener
 from lit3r.models import Answer
 from lit3r.settings import Settings
-from lit3r.tools.trace import Listener
 
 
 def ask(

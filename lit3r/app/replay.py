@@ -205,6 +205,11 @@ def replay_trace(settings: Settings, trace: Mapping[str, Any] | str, **session: 
     same_rankings = all(r.same for r in diff.rankings) and diff.pool.same and diff.final_papers.same
     if unused:
         notes.append(f"{unused} recorded model calls were not made in the replay")
+    if not diff.fallbacks.same:
+        notes.append(
+            f"fell back at {', '.join(diff.fallbacks.a) or 'no step'} in the recording and at "
+            f"{', '.join(diff.fallbacks.b) or 'no step'} in the replay"
+        )
     return ReplayReport(
         trace_id=original.get("trace_id"),
         replay_trace_id=replayed.get("trace_id"),

@@ -27,10 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from lit3r.agent.adapters import AGENT_TOOLS
-from lit3r.agent.compact_reader import CompactReader
-from lit3r.agent.context import Context, LLMReaderAdapter, PlannerKind, StopAfter
-from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
-from lit3r.agent.llm_reader import LLMReader
+from lit3r.agent.context import Context, PlannerKind, StopAfter
 from lit3r.agent.rewrite import HISTORY_TURNS, ChatTurn, rewrite_followup, turns_of
 from lit3r.app.traces import new_trace_id, trace_path, write_trace
 from lit3r.graphs.agent import build_graph, run_config
@@ -41,17 +38,21 @@ from lit3r.llm.budget import Budget
 from lit3r.llm.client import make_chat_model
 from lit3r.llm.errors import LLMConfigError
 from lit3r.llm.local_server import local_llm
+from lit3r.llm.trace import Listener, TraceRecorder
 from lit3r.llm.wrapper import LLM, Breaker
 from lit3r.models import Answer, Chunk, TraceEvent
 from lit3r.prompts.common import AnswerSpec
+from lit3r.reading import extractive_answer
+from lit3r.reading.compact_reader import CompactReader
+from lit3r.reading.llm_reader import LLMReader
+from lit3r.reading.reader import ModelReader
 from lit3r.retrieval.gate import GateThreshold, load_gate
+from lit3r.retrieval.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
 from lit3r.retrieval.planning import GateVerifier, KeywordDecomposer, Verdict
 from lit3r.retrieval.rerankers import Reranker
 from lit3r.retrieval.rerankers.factory import load_reranker, needs_llm, reranker_for_index
 from lit3r.settings import Settings
 from lit3r.tools.context import ToolContext
-from lit3r.tools.reader import extractive_answer
-from lit3r.tools.trace import Listener, TraceRecorder
 
 FROM_SETTINGS: Any = object()
 """Default of ``reranker`` and ``gate``: the one the settings name (the gate stored beside the index)."""
@@ -170,22 +171,21 @@ class Session:
                 judge=self._offline_judge, recorder=recorder,
             )  # fmt: skip
             return Context(tools, KeywordDecomposer(), planner, budget=budget, stop_after=stop_after)
-        note = recorder.record
         chars = settings.retriever.verify_chunk_chars
-        reader = LLMReaderAdapter(self._reader(llm, note), self.index.papers)
+        reader = ModelReader(self._reader(llm, recorder), self.index.papers)
         judge = make_judge(settings.grounding, llm=llm) if settings.grounding.verify else None
         if settings.llm.planning == "offline":  # the reader (and the judge) are the run's only model calls
             verifier, hyde, decomposer = GateVerifier(self.gate), None, KeywordDecomposer()
         else:
             verifier = LLMVerifier(
-                llm, papers=self.index.papers, chunks=self.index.chunk_by_id, chunk_chars=chars, recorder=note
+                llm, papers=self.index.papers, chunks=self.index.chunk_by_id, chunk_chars=chars, recorder=recorder
             )
-            hyde, decomposer = LLMHyde(llm, recorder=note), LLMDecomposer(llm, recorder=note)
+            hyde, decomposer = LLMHyde(llm, recorder=recorder), LLMDecomposer(llm, recorder=recorder)
         tools = ToolContext(self.index, settings, verifier, reader, reranker, self.gate, hyde, judge, recorder)
         planner_model = llm.bind_tools(AGENT_TOOLS) if planner == "llm" else None
         return Context(tools, decomposer, planner, planner_model, llm, budget, stop_after=stop_after)
 
-    def _reader(self, llm: LLM, note: Any) -> LLMReader | CompactReader:
+    def _reader(self, llm: LLM, recorder: TraceRecorder) -> LLMReader | CompactReader:
         """The reader ``llm.reader`` names: the two-stage Lit3R reader or the compact one for small models."""
         settings = self.settings
         if settings.llm.reader == "compact":
@@ -193,10 +193,10 @@ class Session:
             return CompactReader(
                 llm, _extractive_fallback, passages=compact.passages, passage_chars=compact.passage_chars,
                 min_overlap=settings.grounding.min_overlap, verbatim=settings.grounding.judge == "exact",
-                recorder=note,
+                recorder=recorder,
             )  # fmt: skip
         chars = settings.retriever.verify_chunk_chars
-        return LLMReader(llm, _extractive_fallback, chunk_chars=chars, recorder=note)
+        return LLMReader(llm, _extractive_fallback, chunk_chars=chars, recorder=recorder)
 
     def _invoke(self, graph: CompiledStateGraph, context: Context, inputs: dict[str, Any], thread_id: str | None):
         return graph.invoke(inputs, config=run_config(thread_id, context.max_turns), context=context)

@@ -5,8 +5,8 @@ pydantic model that is JSON-ready (``lit3r trace diff --json``, the HTTP server'
 compares, in the order the agent produces them: the steps (nodes, tool calls, model calls, aligned), the
 subqueries, every ranking of each subquery (per index and level of each sweep, the fused paper ranking, the
 reranker's scores, the pool share), the ``rerank`` tool's rankings, the pool, the verdicts, Ranking A and B and
-the final papers, the answer, its citations, the tokens and the time. Rankings list their rank moves: each id
-in the top :data:`TOP_K` of either run with its 1-based rank in both (None: absent).
+the final papers, the answer, its citations, the tokens, the time and the steps that fell back. Rankings list
+their rank moves: each id in the top :data:`TOP_K` of either run with its 1-based rank in both (None: absent).
 
 Subqueries are paired by text (repeats in order of appearance); a subquery only one run retrieved is listed
 under ``subqueries`` and has no ranking rows.
@@ -139,6 +139,11 @@ class TraceDiff(BaseModel):
     stop_reason: ValueDiff
     tokens: dict[str, NumberDiff] = Field(description="prompt, completion and total tokens of the model calls.")
     time_ms: dict[str, NumberDiff] = Field(description="'total' (first start to last end) and each tool's summed time.")
+    fallbacks: ListDiff = Field(
+        default_factory=lambda: _list_diff([], []),
+        description="The steps that fell back to their offline path in each run (stages, in order); not part of "
+        "``identical``, which compares what the runs found and answered.",
+    )
 
 
 def _ids_scores(ranking: Iterable[Any] | None) -> tuple[list[str], dict[str, float]]:
@@ -281,6 +286,15 @@ def _number(a: float, b: float) -> NumberDiff:
     return NumberDiff(a=round(a, 3), b=round(b, 3), delta=round(b - a, 3))
 
 
+def fallback_stages(doc: Mapping[str, Any]) -> list[str]:
+    """The stages that fell back, from the answer's ``fallback_steps`` records (a trace written before those
+    existed names them only as the text before ``':'`` of each ``fallbacks`` line)."""
+    answer = doc.get("answer") or {}
+    if "fallback_steps" in answer:
+        return [str(f.get("stage")) for f in answer["fallback_steps"]]
+    return [str(line).split(":", 1)[0] for line in answer.get("fallbacks") or []]
+
+
 def _citations(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     cited = (doc.get("answer") or {}).get("citations") or []
     return [{"number": c.get("number"), "chunk_id": c.get("chunk_id"), "quote": c.get("quote")} for c in cited]
@@ -383,6 +397,7 @@ def diff_traces(a: Mapping[str, Any], b: Mapping[str, Any]) -> TraceDiff:
         stop_reason=_value(a.get("stop_reason"), b.get("stop_reason")),
         tokens={k: _number(tokens_a[k], tokens_b[k]) for k in tokens_a},
         time_ms={k: _number(time_a.get(k, 0.0), time_b.get(k, 0.0)) for k in dict.fromkeys([*time_a, *time_b])},
+        fallbacks=_list_diff(fallback_stages(a), fallback_stages(b)),
     )
     first = first_difference(diff)
     return diff.model_copy(update={"first_difference": first, "identical": first is None})

@@ -1,6 +1,6 @@
 """Trace documents: ids, where they are stored, the JSON writer, and the timeline ``lit3r trace show`` renders.
 
-A run's events come from its :class:`lit3r.tools.trace.TraceRecorder`; :func:`write_trace` stores them with the
+A run's events come from its :class:`lit3r.llm.trace.TraceRecorder`; :func:`write_trace` stores them with the
 answer and the run's metadata as one JSON document under ``<home>/traces/<id>.json``.
 """
 
@@ -110,6 +110,8 @@ def summarize(event: Mapping[str, Any]) -> str:
     if data.get("error"):
         head = _short(data.get("args", ""), 50) if kind == "tool" else ""
         return f"{head} ERROR {_short(data['error'], 80)}".strip()
+    if kind == "fallback":
+        return f"fell back: {_short(data.get('reason', ''), 80)}; {data.get('instead', '')}"
     if kind == "tool":
         return f"{_short(data.get('args', {}), 50)} → {_short(data.get('status', ''), 70)}"
     if kind == "llm":

@@ -39,11 +39,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lit3r.answers.validate import MARKER, marker_numbers
 from lit3r.app.traces import load_trace
 from lit3r.evals import qasper_score
 from lit3r.evals.qasper import QasperQuestion
 from lit3r.models import Answer, Block, Citation, ParsedPaper
-from lit3r.tools.reader.validate import MARKER, marker_numbers
 
 if TYPE_CHECKING:
     from lit3r.agent.context import PlannerKind

@@ -22,11 +22,11 @@ import numpy as np
 
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.learned import FEATURES, FusionModel
 from lit3r.retrieval.planning import deterministic_subqueries
 from lit3r.retrieval.rerankers import Reranker
 from lit3r.retrieval.subquery import features_of, gather
+from lit3r.settings.retrieval import RetrieverSettings
 
 
 @dataclass

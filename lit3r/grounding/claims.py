@@ -1,6 +1,6 @@
 """Split an answer into claims: its sentences, each with the citation numbers its markers name.
 
-A claim is one sentence of :attr:`Answer.text` (cut by :func:`lit3r.tools.reader.split_sentences`, so
+A claim is one sentence of :attr:`Answer.text` (cut by :func:`lit3r.answers.split_sentences`, so
 ``e.g.``, ``et al.`` and decimals do not end one) with its ``[n]`` markers stripped. Markers belong to the
 sentence they close:
 
@@ -21,9 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lit3r.answers import MARKER, OPTION_SEPARATOR, split_sentences
+from lit3r.answers.validate import marker_numbers
 from lit3r.models import ABSTENTION, Answer
-from lit3r.tools.reader import MARKER, OPTION_SEPARATOR, split_sentences
-from lit3r.tools.reader.validate import marker_numbers
 
 _RUN = re.compile(rf"{MARKER.pattern}(?:[ \t]*{MARKER.pattern})*[.,;:!?]*")
 _LEADING_RUN = re.compile(rf"\s*{_RUN.pattern}")

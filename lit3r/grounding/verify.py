@@ -22,13 +22,13 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal
 
+from lit3r.answers import insufficient_answer
+from lit3r.answers.validate import marker_numbers
 from lit3r.grounding.claims import Claim, split_claims
 from lit3r.grounding.guards import guard
 from lit3r.grounding.judge import Judge, Judgement
 from lit3r.models import Answer, Citation, ClaimCheck
 from lit3r.prompts.safety import defuse
-from lit3r.tools.reader import insufficient_answer
-from lit3r.tools.reader.validate import marker_numbers
 
 UnsupportedAction = Literal["remove", "mark"]
 ChunkText = Callable[[str], str | None]

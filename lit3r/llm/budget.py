@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lit3r.llm.settings import LLMSettings
+from lit3r.settings.llm import LLMSettings
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
 from lit3r.llm.errors import LLMConfigError, LLMResponseError
-from lit3r.llm.settings import LLMSettings
+from lit3r.settings.llm import LLMSettings
 
 PREVIEW_CHARS = 120
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from lit3r.llm.errors import LLMConfigError
 from lit3r.llm.local_model import PACKAGED, local_model_path
-from lit3r.llm.settings import LocalSettings
+from lit3r.settings.llm import LocalSettings
 
 if TYPE_CHECKING:
     from lit3r.settings import Settings

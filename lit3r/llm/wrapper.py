@@ -4,8 +4,9 @@
 :meth:`LLM.invoke` returns the reply; :meth:`LLM.structured` returns a validated pydantic object or raises
 :class:`~lit3r.llm.errors.LLMOutputError` after one repair attempt. Failed calls raise
 :class:`~lit3r.llm.errors.LLMCallError` whose ``retryable`` flag says whether trying later could help. Every
-model call becomes one event dict (name, timing, prompt, raw output, tokens, cost, attempts, error) handed to a
-pluggable recorder, and its tokens and cost are charged to an optional :class:`~lit3r.llm.budget.Budget`. The
+model call becomes one ``llm`` event (name, timing, prompt, raw output, tokens, cost, attempts, error) in the run's
+:class:`~lit3r.llm.trace.TraceRecorder`, and its tokens and cost are charged to an optional
+:class:`~lit3r.llm.budget.Budget`. The
 planner, the reader, the LLM reranker and the LLM judge all call models through it.
 """
 
@@ -20,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -46,7 +47,6 @@ from lit3r.llm.errors import (
     response_problem,
     retry_after_s,
 )
-from lit3r.llm.settings import LLMSettings, StructuredMethod
 from lit3r.llm.structured import (
     MAX_SHOWN_OUTPUT,
     REPAIR_PROMPT,
@@ -57,21 +57,13 @@ from lit3r.llm.structured import (
     tool_name,
     with_schema_hint,
 )
+from lit3r.llm.trace import TraceRecorder
+from lit3r.settings.llm import LLMSettings, StructuredMethod
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 Messages = str | Sequence[BaseMessage | dict[str, Any] | tuple[str, str]]
-
-
-@runtime_checkable
-class Recorder(Protocol):
-    """Receives one event dict per model call."""
-
-    def record(self, event: dict[str, Any]) -> None: ...
-
-
-RecorderLike = Recorder | Callable[[dict[str, Any]], None]
 
 
 ENDPOINT_DOWN_STATUS = frozenset({401, 403, 404})
@@ -103,17 +95,6 @@ class Breaker:
         if response_problem(exc) is not None or isinstance(exc, json.JSONDecodeError):  # the endpoint is not the API
             return True
         return is_transient(exc) or getattr(exc, "status_code", None) in ENDPOINT_DOWN_STATUS
-
-
-class ListRecorder:
-    """Keeps every event in :attr:`events` (tests, and a simple in-memory trace)."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def record(self, event: dict[str, Any]) -> None:
-        """Append ``event``."""
-        self.events.append(event)
 
 
 def retry_wait(settings: LLMSettings) -> Callable[[RetryCallState], float]:
@@ -160,7 +141,7 @@ class LLM:
     Args:
         model: any langchain chat model (from :func:`make_chat_model`, or a fake in tests).
         settings: attempts, back-off, prices and the structured-output method; defaults when omitted.
-        recorder: gets one event dict per model call (a callable or an object with ``record``).
+        recorder: the run's trace, which gets one ``llm`` event per model call.
         budget: charged with each successful call's tokens and cost.
         breaker: shared by the wrappers of one run: once the endpoint has failed for good, calls fail at once.
         sleep: how to wait between attempts (tests pass a no-op).
@@ -171,7 +152,7 @@ class LLM:
         model: BaseChatModel,
         settings: LLMSettings | None = None,
         *,
-        recorder: RecorderLike | None = None,
+        recorder: TraceRecorder | None = None,
         budget: Budget | None = None,
         breaker: Breaker | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -182,7 +163,7 @@ class LLM:
         self.settings = settings or LLMSettings()
         self.budget = budget
         self.breaker = breaker
-        self._record = recorder.record if isinstance(recorder, Recorder) else recorder
+        self.recorder = recorder
         self._sleep = sleep
 
     def bind(self, **options: Any) -> LLM:
@@ -205,7 +186,7 @@ class LLM:
 
     @classmethod
     def from_settings(
-        cls, settings: LLMSettings, *, recorder: RecorderLike | None = None, budget: Budget | None = None
+        cls, settings: LLMSettings, *, recorder: TraceRecorder | None = None, budget: Budget | None = None
     ) -> LLM:
         """An ``LLM`` over :func:`make_chat_model` (raises :class:`LLMConfigError` for provider 'none')."""
         return cls(make_chat_model(settings), settings, recorder=recorder, budget=budget)
@@ -317,8 +298,8 @@ class LLM:
             event["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
             if not finished:
                 self._fail(event, sys.exception())
-            if self._record is not None:
-                self._record(event)
+            if self.recorder is not None:
+                self.recorder.record(event)
 
     def _retrying(self, name: str) -> Retrying:
         """Tenacity policy: transient errors only, ``max_attempts`` in all, logged before each wait."""

@@ -72,7 +72,7 @@ FORM_HINTS = {
     "boolean": '\n(This is a yes/no question: kind is "yes" or "no" unless the passages do not say.)',
     "quantity": "\n(The answer is a number: copy it with its unit as a span.)",
 }
-"""A line naming the answer form the question's wording asks for (:func:`lit3r.tools.reader.question.answer_form`);
+"""A line naming the answer form the question's wording asks for (:func:`lit3r.answers.question.answer_form`);
 other forms get none."""
 
 OPTIONS_HINT = '\nOptions: {options}\n("answer" is the letter of the one option the passages support.)'

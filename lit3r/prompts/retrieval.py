@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from lit3r.models import Chunk, Paper
+from lit3r.models import Chunk, Paper, PaperEvidence
 from lit3r.prompts.common import (
     AnswerSpec,
     chunk_block,
@@ -20,7 +20,6 @@ from lit3r.prompts.common import (
     paper_block,
     render_answer_spec,
 )
-from lit3r.retrieval.planning import PaperEvidence
 
 MISSING_FILLER = "(No specific note from the LLM. Search from a different angle.)"
 """Stands in for the verifier's missing note when it is empty."""

@@ -20,9 +20,10 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
+from lit3r.models import EvidenceChunk, PaperEvidence
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.gate import GateThreshold, passes
+from lit3r.settings.retrieval import RetrieverSettings
 from lit3r.textutil import fold_key, fold_space
 
 
@@ -34,22 +35,6 @@ class Verdict(BaseModel):
         default_factory=list, description="Papers that contain evidence; they become Ranking B seeds."
     )
     missing: str = Field(default="", description="What is still missing; drives the next decomposition.")
-
-
-class EvidenceChunk(BaseModel):
-    """One pool chunk as the verifier sees it."""
-
-    chunk_id: str
-    score: float = Field(description="The chunk's pool score.")
-    text: str = Field(description="The chunk text, cut to verify_chunk_chars.")
-
-
-class PaperEvidence(BaseModel):
-    """One of the top pool papers with its best chunks (seed: top 20 papers, 2 chunks, 1,800 characters)."""
-
-    paper_id: str
-    title: str
-    chunks: list[EvidenceChunk]
 
 
 @runtime_checkable

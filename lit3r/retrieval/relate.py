@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
+from lit3r.settings.retrieval import RetrieverSettings
 
 SOURCES = ("paper_vectors", "coupling", "bm25")
 """The three neighbour sources, in fusion order."""

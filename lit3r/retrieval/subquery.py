@@ -31,9 +31,9 @@ from pydantic import BaseModel, Field
 
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.retrieval import fusion, learned
-from lit3r.retrieval.config import CandidateOrder, RetrieverSettings
 from lit3r.retrieval.rerankers import Reranker
 from lit3r.retrieval.search import allowed_chunks, rank_chunks
+from lit3r.settings.retrieval import CandidateOrder, RetrieverSettings
 
 Scored = list[tuple[str, float]]
 CHUNK_INDEXES = ("bm25_chunks", "dense")

@@ -11,11 +11,11 @@ from typing import Any
 from lit3r.agent.rewrite import HISTORY_TURNS
 from lit3r.app.session import Session, Thread
 from lit3r.cli.agent import answer_document
+from lit3r.llm.trace import Listener
 from lit3r.models import Answer
 from lit3r.server.catalog import Catalog, fingerprint
 from lit3r.server.errors import ApiError
 from lit3r.server.schemas import AskRequest
-from lit3r.tools.trace import Listener
 
 
 def trace_id_of(answer: Answer) -> str:

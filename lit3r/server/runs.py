@@ -15,10 +15,10 @@ from typing import Any, Literal, TypeVar
 
 from lit3r.index.corpus_index import IndexNotBuiltError
 from lit3r.llm.errors import LLMConfigError, LLMError
+from lit3r.llm.trace import Listener
 from lit3r.models import TraceEvent
 from lit3r.server.errors import ApiError
 from lit3r.server.runtime import Runtime, Ticket
-from lit3r.tools.trace import Listener
 
 log = logging.getLogger(__name__)
 

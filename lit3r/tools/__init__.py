@@ -9,7 +9,7 @@
 
 Each takes a :class:`~lit3r.tools.context.ToolContext` (index, settings, reranker, readers, trace recorder) and
 plain data (the pool, papers, scores). The agent wraps them as LangChain tools (:mod:`lit3r.agent.adapters`);
-the retrieval machinery they use lives in :mod:`lit3r.retrieval`, the offline reader in :mod:`lit3r.tools.reader`.
+the retrieval machinery they use lives in :mod:`lit3r.retrieval`, the readers in :mod:`lit3r.reading`.
 """
 
 TOOL_NAMES = (

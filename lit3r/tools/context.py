@@ -7,41 +7,16 @@ and judges bound to the run's model wrapper). The tools never change it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from lit3r.grounding.judge import Judge
 from lit3r.index.corpus_index import CorpusIndex
-from lit3r.models import Answer, Chunk
+from lit3r.llm.trace import TraceRecorder
+from lit3r.reading.reader import ExtractiveReader, Reader
 from lit3r.retrieval.gate import GateThreshold
 from lit3r.retrieval.planning import HydeWriter, Verifier
 from lit3r.retrieval.rerankers import Reranker
 from lit3r.settings import Settings
-from lit3r.tools.trace import TraceRecorder
-
-
-class Reader(Protocol):
-    """Answers a question from evidence chunks (best first), citing them; abstains when ``sufficient`` is False."""
-
-    name: str
-
-    def __call__(
-        self, question: str, evidence_chunks: Sequence[Chunk], options: Sequence[str] | None, sufficient: bool
-    ) -> Answer: ...
-
-
-class ExtractiveReader:
-    """The offline reader (:func:`lit3r.tools.reader.extractive_answer`): verbatim quotes, never invents."""
-
-    name = "extractive"
-
-    def __call__(
-        self, question: str, evidence_chunks: Sequence[Chunk], options: Sequence[str] | None, sufficient: bool
-    ) -> Answer:
-        from lit3r.tools.reader import extractive_answer
-
-        return extractive_answer(question, list(evidence_chunks), options=options, sufficient=sufficient)
 
 
 @dataclass(frozen=True)
@@ -53,7 +28,8 @@ class ToolContext:
         settings: All settings; ``settings.retriever`` drives retrieval and verification, ``settings.grounding``
             what claim verification does with unsupported sentences.
         verifier: Judges whether the pool suffices (offline: the gate verifier).
-        reader: Answers from the final papers' chunks (offline: the extractive reader).
+        reader: Answers from the final papers' chunks (:class:`~lit3r.reading.reader.Reader`; offline: the
+            extractive reader).
         reranker: Chunk reranker (None: retrieval order only).
         gate: Calibrated relevance-gate threshold (None: uncalibrated, every question is read).
         hyde: Writes HyDE passages for short queries (None: the query itself is the dense query).

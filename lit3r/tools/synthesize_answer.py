@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from lit3r.answers import repair_citations, validate_answer
 from lit3r.grounding.judge import Judge, JudgeError
 from lit3r.grounding.judges.exact import ExactJudge
 from lit3r.grounding.verify import verify_answer
@@ -18,7 +19,6 @@ from lit3r.models import Answer
 from lit3r.retrieval import fusion
 from lit3r.retrieval.gate import passes
 from lit3r.tools.context import ToolContext
-from lit3r.tools.reader import repair_citations, validate_answer
 
 
 def judge_for(tools: ToolContext, answer: Answer) -> Judge | None:
@@ -26,7 +26,7 @@ def judge_for(tools: ToolContext, answer: Answer) -> Judge | None:
     fallback: its promise is verbatim quotes), else the configured judge."""
     if tools.judge is None:
         return None
-    extractive = tools.reader.name == "extractive" or any(f.startswith("read:") for f in answer.fallbacks)
+    extractive = tools.reader.name == "extractive" or any(f.stage == "read" for f in answer.fallback_steps)
     return ExactJudge() if extractive else tools.judge
 
 

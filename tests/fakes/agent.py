@@ -11,12 +11,12 @@ from lit3r.agent.adapters import AGENT_TOOLS
 from lit3r.agent.context import Context
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.llm.budget import Budget
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer
 from lit3r.retrieval.planning import GateVerifier, KeywordDecomposer
 from lit3r.retrieval.rerankers.factory import reranker_for_index
 from lit3r.tools.context import ToolContext
-from lit3r.tools.trace import TraceRecorder
 
 DEFAULT: Any = object()
 

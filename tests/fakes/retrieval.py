@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lit3r.retrieval.planning import PaperEvidence, Verdict
+from lit3r.models import PaperEvidence
+from lit3r.retrieval.planning import Verdict
 
 
 class ScriptedReranker:

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from lit3r.agent.rewrite import ChatTurn, llm_rewrite, rule_rewrite
 from lit3r.agent.state import POOL_DECAY, carry_pool, stable_numbers
+from lit3r.answers import validate_answer
 from lit3r.app.session import ChatSession, Session
 from lit3r.cli import app
 from lit3r.graphs.agent import run_config
@@ -24,7 +25,6 @@ from lit3r.models import Answer, Chunk, Citation, Locator
 from lit3r.prompts import chat as chat_prompts
 from lit3r.prompts.chat import render_rewrite
 from lit3r.prompts.common import placeholders
-from lit3r.tools.reader import validate_answer
 
 from fakes.agent import make_context, run_agent
 from fakes.chat import FakeToolCallingModel, tool_call

@@ -266,8 +266,9 @@ def test_llm_planner_tool_calls_that_do_not_parse_hand_over_to_the_fixed_sequenc
     assert "did not parse" in state["planner_fallback"]
     assert [f.split(":")[0] for f in answer.fallbacks] == ["planner"] and "fixed Lit3R sequence" in answer.fallbacks[0]
     assert_grounded(answer, index)  # the fixed sequence answered instead of a 0-round abstention
-    (note,) = [e for e in context.recorder.of_type("note") if e.name == "planner.fallback"]
-    assert "bad JSON" in note.data["error"]
+    (fallback,) = context.recorder.fallbacks()
+    assert fallback.stage == "planner" and "bad JSON" in fallback.reason
+    assert answer.fallback_steps == [fallback] and answer.fallbacks == [fallback.describe()]
 
 
 def test_llm_planner_whose_model_fails_hands_over_to_the_fixed_sequence(index) -> None:

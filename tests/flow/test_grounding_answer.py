@@ -11,8 +11,6 @@ import re
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from lit3r.agent.context import LLMReaderAdapter
-from lit3r.agent.llm_reader import LLMReader
 from lit3r.app.ask import ask
 from lit3r.app.session import Session, _extractive_fallback
 from lit3r.app.traces import load_trace
@@ -21,11 +19,13 @@ from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.judges.llm import LLMJudge
 from lit3r.grounding.verify import UNSUPPORTED_MARK
 from lit3r.llm.budget import Budget
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
 from lit3r.models import Answer
 from lit3r.prompts.grounding import JUDGE_SYSTEM
+from lit3r.reading.llm_reader import LLMReader
+from lit3r.reading.reader import ModelReader
 from lit3r.settings import GroundingSettings
-from lit3r.tools.trace import TraceRecorder
 
 from fakes.agent import make_context, run_agent
 from fakes.chat import FakeToolCallingModel, tool_call
@@ -79,7 +79,7 @@ def llm_context(index: MemoryIndex, unsupported: str = "remove"):
     settings = index.settings.model_copy(update={"grounding": GroundingSettings(unsupported=unsupported)})
     recorder, budget = TraceRecorder(), Budget()
     llm = LLM(scripted_model(index), recorder=recorder, budget=budget)
-    reader = LLMReaderAdapter(LLMReader(llm, _extractive_fallback, recorder=recorder.record), index.papers)
+    reader = ModelReader(LLMReader(llm, _extractive_fallback, recorder=recorder), index.papers)
     judge = LLMJudge(llm, threshold=settings.grounding.threshold)
     return make_context(index, settings=settings, reader=reader, judge=judge, recorder=recorder, budget=budget)
 

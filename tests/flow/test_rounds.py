@@ -10,9 +10,9 @@ import pytest
 
 from lit3r.agent.context import Context
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.planning import Decomposer, GateVerifier, KeywordDecomposer, Verdict, Verifier
 from lit3r.retrieval.subquery import retrieve_subquery
+from lit3r.settings.retrieval import RetrieverSettings
 from lit3r.tools.search_chunks import HYDE_SKIPPED
 
 from fakes.agent import make_context, run_agent

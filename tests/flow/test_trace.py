@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from lit3r.agent.context import LLMReaderAdapter
-from lit3r.agent.llm_planning import LLMDecomposer, LLMVerifier
 from lit3r.app.ask import ask
 from lit3r.app.session import Session
-from lit3r.app.traces import load_trace, render_timeline, write_trace
+from lit3r.app.traces import load_trace, render_timeline, summarize, write_trace
 from lit3r.graphs.agent import build_graph
 from lit3r.llm.errors import LLMConfigError
-from lit3r.models import Answer, TraceEvent
+from lit3r.llm.trace import TraceRecorder
+from lit3r.models import Answer, Fallback, TraceEvent
+from lit3r.reading.reader import ModelReader
+from lit3r.retrieval.llm_planning import LLMDecomposer, LLMVerifier
 from lit3r.retrieval.rerankers.factory import reranker_for_index
 from lit3r.tools import TOOL_NAMES
-from lit3r.tools.trace import TraceRecorder
 
 from fakes.agent import assert_grounded, make_context, run_agent
 from fakes.chat import FakeToolCallingModel, tool_call
@@ -67,18 +67,29 @@ def test_the_listener_sees_each_event_once_it_is_complete_and_cannot_break_the_r
     assert [e.name for e in failing.events] == ["still recorded"]
 
 
-def test_recorder_takes_llm_call_records_and_fallback_notes() -> None:
+def test_recorder_takes_llm_call_records_and_typed_fallbacks() -> None:
     recorder = TraceRecorder()
     recorder.round = 1
     recorder.record(
         {"kind": "llm_call", "name": "planner", "started_at": "2025-01-01T00:00:00.000+00:00", "duration_ms": 12.5}
         | {"prompt": [{"role": "user", "content": "q"}], "output": "", "prompt_tokens": 7, "completion_tokens": 3}
     )
-    recorder.record({"kind": "note", "name": "decompose.fallback", "error": "timeout"})
-    llm, note = recorder.events
+    recorder.fallback(Fallback(stage="decompose", reason="timeout"), subqueries=["q"])
+    recorder.fallback(Fallback(stage="decompose", reason="timeout"))  # the same fallback twice counts once
+    recorder.fallback(Fallback(stage="read", reason="stage 2 call failed"))
+    llm, fell_back = recorder.events[:2]
     assert (llm.type, llm.name, llm.round, llm.duration_ms) == ("llm", "planner", 1, 12.5)
     assert llm.data["prompt_tokens"] == 7 and llm.data["prompt"][0]["content"] == "q"
-    assert (note.type, note.name, note.data) == ("note", "decompose.fallback", {"error": "timeout"})
+    assert (fell_back.type, fell_back.name, fell_back.round) == ("fallback", "decompose.fallback", 1)
+    assert fell_back.data == {
+        "stage": "decompose", "reason": "timeout", "instead": "the question itself was searched", "subqueries": ["q"]
+    }  # fmt: skip
+    assert summarize(fell_back.model_dump()) == "fell back: timeout; the question itself was searched"
+    assert [f.describe() for f in recorder.fallbacks()] == [
+        "decompose: timeout; the question itself was searched",
+        "read: stage 2 call failed; the extractive reader answered",
+    ]
+    assert recorder.calls()[0]["name"] == "planner" and recorder.calls()[0]["prompt_tokens"] == 7
 
 
 def test_ask_writes_a_trace_file_with_every_step_in_order(index) -> None:
@@ -155,10 +166,10 @@ def test_ask_without_a_model_refuses_the_llm_planner_and_wires_llm_pieces_with_o
         context = s.context()
         other = s.context()
     assert isinstance(context.decomposer, LLMDecomposer) and isinstance(context.tools.verifier, LLMVerifier)
-    assert isinstance(context.tools.reader, LLMReaderAdapter) and context.planner == "llm"
+    assert isinstance(context.tools.reader, ModelReader) and context.planner == "llm"
     bound = [t["function"]["name"] for t in context.planner_model.model.kwargs["tools"]]
     assert tuple(bound) == TOOL_NAMES and context.planner_model.budget is context.budget
-    assert context.llm.budget is context.budget and context.llm._record == context.recorder.record
+    assert context.llm.budget is context.budget and context.llm.recorder is context.recorder
     assert other.recorder is not context.recorder and other.budget is not context.budget  # one per run
 
 

@@ -96,3 +96,15 @@ def test_the_diff_is_json_ready_and_round_trips(lexical, bi_encoder) -> None:
         "tokens",
         "time_ms",
     }
+
+
+def test_the_steps_that_fell_back_are_compared_from_the_records_or_an_older_trace_s_lines(lexical: dict) -> None:
+    read = {"stage": "read", "reason": "stage 2 call failed", "instead": "the extractive reader answered"}
+    fell_back = {**lexical, "answer": {**lexical["answer"], "fallback_steps": [read], "fallbacks": ["read: x; y"]}}
+    older = {**lexical, "answer": {k: v for k, v in lexical["answer"].items() if k != "fallback_steps"}}
+    older["answer"]["fallbacks"] = ["verify: timeout; the evidence counted as insufficient for that round"]
+    assert lexical["answer"]["fallback_steps"] == [] and diff_traces(lexical, lexical).fallbacks.same
+    diff = diff_traces(lexical, fell_back)
+    assert (diff.fallbacks.a, diff.fallbacks.b, diff.fallbacks.only_b) == ([], ["read"], ["read"])
+    assert diff.identical  # what the runs found and answered is the same; only how they got there differs
+    assert diff_traces(older, fell_back).fallbacks.a == ["verify"]

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import atheris
 
+from lit3r.answers.validate import repair_citations, validate_answer
 from lit3r.corpus.parsers import ParseError
 from lit3r.corpus.parsers.markdown import parse_markdown_text
 from lit3r.corpus.parsers.pdf import paper_from_pages, parse_pdf
@@ -34,7 +35,6 @@ from lit3r.corpus.parsers.records import records_from_text
 from lit3r.corpus.parsers.text import parse_plain_text
 from lit3r.corpus.sniff import UndecodableText, decode_text, sniff
 from lit3r.models import Answer, Chunk, Citation, Locator
-from lit3r.tools.reader.validate import repair_citations, validate_answer
 
 SOURCE = Path("fuzz-input")
 REPAIRED_MUST_NOT_HAVE = ("unknown-chunk", "paper-mismatch", "locator-mismatch", "quote-not-found")

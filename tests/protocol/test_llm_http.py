@@ -14,8 +14,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from lit3r.llm.errors import LLMCallError
-from lit3r.llm.settings import LLMSettings
-from lit3r.llm.wrapper import LLM, Breaker, ListRecorder
+from lit3r.llm.trace import TraceRecorder
+from lit3r.llm.wrapper import LLM, Breaker
+from lit3r.settings.llm import LLMSettings
 
 from fakes.openai_server import (
     OpenAIServer,
@@ -47,7 +48,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
         yield running
 
 
-def http_llm(server: OpenAIServer, **overrides) -> tuple[LLM, ListRecorder]:
+def http_llm(server: OpenAIServer, **overrides) -> tuple[LLM, TraceRecorder]:
     """An LLM pointed at ``server`` with small timeouts and back-off."""
     values = {
         "provider": "openai",
@@ -60,7 +61,7 @@ def http_llm(server: OpenAIServer, **overrides) -> tuple[LLM, ListRecorder]:
         "retry_max_s": 0.05,
         "max_tokens": 64,
     }
-    recorder = ListRecorder()
+    recorder = TraceRecorder()
     return LLM.from_settings(LLMSettings(**(values | overrides)), recorder=recorder), recorder
 
 
@@ -74,7 +75,7 @@ def test_a_scripted_reply_is_parsed_and_the_request_is_well_formed(server):
     assert body["model"] == "fake-model" and body["temperature"] == 0 and not body.get("stream")
     assert body["messages"] == [{"role": "user", "content": "Which retriever wins?"}]
     assert 64 in (body.get("max_tokens"), body.get("max_completion_tokens"))
-    event = recorder.events[0]
+    event = recorder.calls()[0]
     assert (event["prompt_tokens"], event["completion_tokens"], event["attempts"]) == (21, 7, 1)
 
 
@@ -84,14 +85,14 @@ def test_429_with_retry_after_is_retried_after_the_asked_delay(server):
     started = time.perf_counter()
     assert llm.invoke("q", name="n").content == "ok"
     assert time.perf_counter() - started >= 0.3
-    assert recorder.events[0]["attempts"] == 2 and len(server.requests) == 2
+    assert recorder.calls()[0]["attempts"] == 2 and len(server.requests) == 2
 
 
 def test_500_twice_then_success(server):
     server.add(error(500), error(503), reply("ok"))
     llm, recorder = http_llm(server)
     assert llm.invoke("q", name="n").content == "ok"
-    assert recorder.events[0]["attempts"] == 3 and len(server.requests) == 3
+    assert recorder.calls()[0]["attempts"] == 3 and len(server.requests) == 3
 
 
 def test_the_client_does_not_retry_on_its_own(server):
@@ -109,7 +110,7 @@ def test_client_errors_are_not_retried(server, status):
     with pytest.raises(LLMCallError, match=f"HTTP {status}: you did something wrong") as caught:
         llm.invoke("q", name="n")
     assert not caught.value.retryable and caught.value.status_code == status and caught.value.attempts == 1
-    assert len(server.requests) == 1 and recorder.events[0]["retryable"] is False
+    assert len(server.requests) == 1 and recorder.calls()[0]["retryable"] is False
 
 
 def test_a_malformed_body_is_a_clear_non_retryable_error(server):
@@ -118,7 +119,7 @@ def test_a_malformed_body_is_a_clear_non_retryable_error(server):
     with pytest.raises(LLMCallError, match="not valid JSON.*base_url") as caught:
         llm.invoke("q", name="n")
     assert not caught.value.retryable and len(server.requests) == 1
-    assert "not valid JSON" in recorder.events[0]["error"]
+    assert "not valid JSON" in recorder.calls()[0]["error"]
 
 
 def test_slow_answers_time_out_and_give_up_as_retryable(server):
@@ -129,7 +130,7 @@ def test_slow_answers_time_out_and_give_up_as_retryable(server):
         llm.invoke("q", name="n")
     elapsed = time.perf_counter() - started
     assert caught.value.retryable and caught.value.attempts == 2 and len(server.requests) == 2
-    assert 0.6 <= elapsed < 3.0 and recorder.events[0]["attempts"] == 2
+    assert 0.6 <= elapsed < 3.0 and recorder.calls()[0]["attempts"] == 2
 
 
 def test_structured_output_by_json_schema_with_a_repair(server):
@@ -141,7 +142,7 @@ def test_structured_output_by_json_schema_with_a_repair(server):
     assert first["response_format"]["type"] == "json_schema"
     assert first["response_format"]["json_schema"]["name"] == "Verdict"
     assert '{"sufficient": "unsure"}' in second["messages"][-1]["content"]
-    assert [e["name"] for e in recorder.events] == ["verify", "verify.repair"]
+    assert [e["name"] for e in recorder.calls()] == ["verify", "verify.repair"]
 
 
 def test_structured_output_by_function_calling(server):
@@ -151,7 +152,7 @@ def test_structured_output_by_function_calling(server):
     body = server.requests[0]["body"]
     assert body["tools"][0]["function"]["name"] == "Verdict"
     assert body["tool_choice"] == {"type": "function", "function": {"name": "Verdict"}}
-    assert recorder.events[0]["tool_calls"][0]["args"] == {"sufficient": True}
+    assert recorder.calls()[0]["tool_calls"][0]["args"] == {"sufficient": True}
 
 
 def test_azure_requests_go_to_the_deployment_with_an_api_key_header(server):
@@ -180,7 +181,7 @@ def test_a_200_that_is_not_the_api_is_a_clear_llm_error_not_a_crash(server, scri
     with pytest.raises(LLMCallError, match="after 1 attempt") as raised:
         llm.invoke("q", name="chat")
     assert message in str(raised.value) and not raised.value.retryable
-    assert len(server.requests) == 1 and message in recorder.events[0]["error"]
+    assert len(server.requests) == 1 and message in recorder.calls()[0]["error"]
 
 
 def test_a_dropped_connection_is_retried_then_trips_the_breaker_for_the_question(server):
@@ -194,4 +195,4 @@ def test_a_dropped_connection_is_retried_then_trips_the_breaker_for_the_question
     with pytest.raises(LLMCallError, match="not sent: the endpoint failed earlier in this question") as second:
         llm.invoke("q", name="verify")
     assert second.value.attempts == 0 and len(server.requests) == 3  # the second call never left the process
-    assert time.monotonic() - started < 5 and recorder.events[1]["attempts"] == 0
+    assert time.monotonic() - started < 5 and recorder.calls()[1]["attempts"] == 0

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, Field
 
-from lit3r.llm.wrapper import LLM, ListRecorder
+from lit3r.llm.trace import TraceRecorder
+from lit3r.llm.wrapper import LLM
 from lit3r.settings import Settings
 
 pytestmark = [
@@ -44,20 +45,20 @@ def test_the_local_provider_answers_through_llama_cpp(tiny_gguf: Path, tmp_path:
     local = {"model_path": str(tiny_gguf), "n_ctx": 1024, "startup_timeout_s": 120}
     settings = Settings(home=tmp_path, llm={"provider": "local", "max_tokens": 24, "timeout_s": 120, "local": local})
     with local_llm(settings) as served:
-        recorder = ListRecorder()
+        recorder = TraceRecorder()
         llm = LLM.from_settings(served.llm, recorder=recorder)
         reply = llm.invoke("Say hello.", name="hello")
         colour = llm.structured("Name the colour of the sky.", Colour, name="colour")
     assert reply.text.strip() and isinstance(colour.name, str)
-    assert recorder.events[0]["model"] == "SmolLM2-135M-Instruct.Q4_1" and recorder.events[0]["prompt_tokens"] > 0
-    assert recorder.events[1]["parse_error"] is None  # the forced tool call is grammar-constrained to the schema
+    assert recorder.calls()[0]["model"] == "SmolLM2-135M-Instruct.Q4_1" and recorder.calls()[0]["prompt_tokens"] > 0
+    assert recorder.calls()[1]["parse_error"] is None  # the forced tool call is grammar-constrained to the schema
     assert "llama" in (tmp_path / "logs" / "llama-server.log").read_text().lower()
 
 
 def test_the_compact_reader_reads_through_llama_cpp(tiny_gguf: Path, tmp_path: Path, monkeypatch) -> None:
-    from lit3r.agent.compact_reader import CompactReader, CompactReply
     from lit3r.llm.local_server import local_llm
     from lit3r.models import Answer, Chunk, Locator, Paper
+    from lit3r.reading.compact_reader import CompactReader, CompactReply
 
     for variable in ("NO_PROXY", "no_proxy"):
         monkeypatch.setenv(variable, "127.0.0.1,localhost")
@@ -71,12 +72,12 @@ def test_the_compact_reader_reads_through_llama_cpp(tiny_gguf: Path, tmp_path: P
         return Answer(question=question, text="fallback", sufficient=True)
 
     with local_llm(settings) as served:
-        recorder = ListRecorder()
+        recorder = TraceRecorder()
         model = LLM.from_settings(served.llm, recorder=recorder)
         result = CompactReader(model, fallback).run(
             "Which dataset do they evaluate on?", [Paper(id="p1", title="P")], [chunk]
         )
-    calls = [e for e in recorder.events if e.get("kind") == "llm_call"]
+    calls = recorder.calls()
     assert 1 <= len(calls) <= 2 and calls[0]["schema"] == "CompactReply"
     assert all(c["parse_error"] is None for c in calls)  # grammar-constrained: every reply is a CompactReply
     CompactReply.model_validate(calls[0]["tool_calls"][0]["args"])

@@ -21,9 +21,9 @@ from lit3r.llm import local_server
 from lit3r.llm.client import make_chat_model
 from lit3r.llm.errors import LLMConfigError
 from lit3r.llm.local_server import LocalServer, LocalServerError, local_llm, server_arguments
-from lit3r.llm.settings import LLMSettings, LocalSettings
 from lit3r.llm.wrapper import LLM
 from lit3r.settings import Settings, index_key, load_settings
+from lit3r.settings.llm import LLMSettings, LocalSettings
 
 from fakes.corpus import eight_papers
 from fakes.index import built_index
@@ -181,7 +181,7 @@ def test_the_local_preset_and_the_environment_select_the_provider(monkeypatch) -
     assert load_settings("local-small").llm.local.model == "qwen2.5-coder-0.5b"
     # The grammar bounds a reply (3 quotes of 300 characters, a 400-character answer, the JSON around them);
     # max_tokens must let the longest reply it allows finish (at 3 characters a token), or it ends as broken JSON.
-    from lit3r.agent.compact_reader import ANSWER_CHARS, MAX_SUPPORT, QUOTE_CHARS
+    from lit3r.reading.compact_reader import ANSWER_CHARS, MAX_SUPPORT, QUOTE_CHARS
 
     longest = MAX_SUPPORT * (QUOTE_CHARS + 30) + ANSWER_CHARS + 60
     for name in ("local", "local-small"):

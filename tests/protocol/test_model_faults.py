@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
+from lit3r.answers.validate import find_quote
 from lit3r.app.session import Session
 from lit3r.app.traces import load_trace
 from lit3r.grounding.guards import guard
-from lit3r.llm.settings import LLMSettings
 from lit3r.models import Answer
 from lit3r.prompts.safety import defuse
-from lit3r.tools.reader.validate import find_quote
+from lit3r.settings.llm import LLMSettings
 
 from fakes.competent import FaultyEndpoint, competent_reply, final_answer, prompt_of, schema_name
 from fakes.corpus import QUESTION
@@ -141,6 +141,8 @@ def test_a_dead_or_misaddressed_endpoint_costs_one_call_and_the_offline_path_ans
     assert {"decompose", "verify", "read"} <= set(steps), answer.fallbacks
     assert named in llm_errors(trace)[0] and all("not sent" in e for e in llm_errors(trace)[1:])
     assert trace["answer"]["fallbacks"] == answer.fallbacks
+    assert [f.stage for f in answer.fallback_steps] == steps and trace["answer"]["fallback_steps"][0]["reason"]
+    assert [e["name"] for e in trace["events"] if e["type"] == "fallback"] == [f"{s}.fallback" for s in steps]
 
 
 def test_valid_json_in_the_wrong_schema_is_repaired_once_then_falls_back(index) -> None:

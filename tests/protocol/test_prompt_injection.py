@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from lit3r.app.session import Session
-from lit3r.llm.settings import LLMSettings
 from lit3r.models import Answer
 from lit3r.settings import Settings
+from lit3r.settings.llm import LLMSettings
 
 from fakes.competent import competent_reply, final_answer, prompt_of, schema_name
 from fakes.corpus import PAPERS, QUESTION, paper_record, write_records

@@ -19,8 +19,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from lit3r.llm.budget import Budget
-from lit3r.llm.settings import LLMSettings
-from lit3r.llm.wrapper import LLM, ListRecorder
+from lit3r.llm.trace import TraceRecorder
+from lit3r.llm.wrapper import LLM
 from lit3r.prompts.rerank import RELEVANCE_PROMPT
 from lit3r.prompts.safety import LEFT_OUT
 from lit3r.retrieval.rerankers import Reranker
@@ -42,6 +42,7 @@ from lit3r.retrieval.rerankers.offline import (
     minilm_maxsim_reranker,
     shortest_span,
 )
+from lit3r.settings.llm import LLMSettings
 
 WORDS = "the of and a to in is retrieval model paper dense sparse vector query document graph citation table".split()
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused0]", "[unused1]", "[Q]", "[D]", ".", ","]
@@ -428,12 +429,12 @@ def test_llm_reranker_raises_model_errors_instead_of_scoring_them():
 
 
 def test_llm_reranker_calls_are_recorded_and_charged_by_the_one_wrapper():
-    recorder, budget = ListRecorder(), Budget()
+    recorder, budget = TraceRecorder(), Budget()
     model = _KeyedFake(prompts=[])
     llm = LLM(model, LLMSettings(cost_per_1k_prompt=1.0), recorder=recorder, budget=budget)
     assert LLMPointwiseReranker(llm, concurrency=2).score(QUERY, ["a dense model", "sparse"]) == [1.0, 0.0]
-    assert [e["name"] for e in recorder.events] == ["rerank.relevance", "rerank.relevance"]
-    assert budget.calls == 2 and all(e["output"].startswith('{"relevant"') for e in recorder.events)
+    assert [e["name"] for e in recorder.calls()] == ["rerank.relevance", "rerank.relevance"]
+    assert budget.calls == 2 and all(e["output"].startswith('{"relevant"') for e in recorder.calls())
 
 
 def test_llm_reranker_asks_an_openai_endpoint_for_logprobs():

@@ -6,15 +6,16 @@ from __future__ import annotations
 import pytest
 from langchain_core.exceptions import ModelAuthenticationError
 
-from lit3r.agent.compact_reader import CompactReader, CompactReply
-from lit3r.agent.passages import select_passages, windows
 from lit3r.grounding.claims import split_claims
 from lit3r.grounding.guards import quote_problem, support_problem
-from lit3r.llm.settings import LLMSettings
-from lit3r.llm.wrapper import LLM, ListRecorder
+from lit3r.llm.trace import TraceRecorder
+from lit3r.llm.wrapper import LLM
 from lit3r.models import ABSTENTION, Answer, Chunk, Locator, Paper
 from lit3r.prompts.common import AnswerSpec
+from lit3r.reading.compact_reader import CompactReader, CompactReply
+from lit3r.reading.passages import select_passages, windows
 from lit3r.settings import GroundingSettings
+from lit3r.settings.llm import LLMSettings
 
 from fakes.chat import FakeToolCallingModel, tool_call
 
@@ -40,11 +41,11 @@ def reply(kind: str, answer: str = "", *support: tuple[object, str]) -> dict:
     return tool_call("CompactReply", kind=kind, answer=answer, support=[{"passage": n, "quote": q} for n, q in support])
 
 
-def reader(script: list, **options) -> tuple[CompactReader, FakeToolCallingModel, ListRecorder]:
+def reader(script: list, **options) -> tuple[CompactReader, FakeToolCallingModel, TraceRecorder]:
     model = FakeToolCallingModel(script=script)
-    recorder = ListRecorder()
+    recorder = TraceRecorder()
     llm = LLM(model, LLMSettings(max_attempts=1), recorder=recorder, sleep=lambda _: None)
-    return CompactReader(llm, fallback, recorder=recorder.record, **options), model, recorder
+    return CompactReader(llm, fallback, recorder=recorder, **options), model, recorder
 
 
 def passage_of(result, text: str) -> int:
@@ -82,7 +83,7 @@ def test_a_sentence_answer_cites_the_passage_it_quotes_with_the_chunks_own_words
     prompt = model.calls[0]["messages"][-1].text
     assert prompt.rstrip().endswith(f"Question: {QUESTION}") and "p1::c0001" not in prompt  # numbers, not ids
     assert "CompactReply" in str(model.calls[0]["kwargs"]["tool_choice"])  # a forced call: grammar-constrained
-    assert [e["name"] for e in recorder.events if e.get("kind") == "note"] == ["read.passages", "read.compact.accepted"]
+    assert [e.name for e in recorder.of_type("note")] == ["read.passages", "read.compact.accepted"]
     assert quote_problem(answer.citations, {c.id: c.text for c in CHUNKS}) is None
 
 
@@ -192,13 +193,17 @@ def test_a_reply_with_no_quote_found_costs_one_repair_call_that_can_succeed():
 def test_two_unusable_replies_hand_the_question_to_the_fallback():
     script = [reply("sentence", "Judges.", (1, "nowhere one")), reply("sentence", "Judges.", (1, "nowhere two"))]
     result, model, recorder = run(script, QUESTION)
-    assert result.answer.text == "extractive fallback" and "after repair" in result.fallback and len(model.calls) == 2
-    assert any(e.get("name") == "read.fallback" for e in recorder.events)
+    assert (
+        result.answer.text == "extractive fallback"
+        and "after repair" in result.fallback.reason
+        and len(model.calls) == 2
+    )
+    assert [f.stage for f in recorder.fallbacks()] == ["read"]
 
 
 def test_a_failed_call_hands_the_question_to_the_fallback_at_once():
     result, model, _ = run([ModelAuthenticationError("bad key")], QUESTION)
-    assert result.answer.text == "extractive fallback" and "read.compact failed" in result.fallback
+    assert result.answer.text == "extractive fallback" and "read.compact failed" in result.fallback.reason
     assert len(model.calls) == 1
 
 
@@ -228,8 +233,8 @@ def test_passages_are_the_best_stretches_numbered_best_first_and_mapped_to_their
 
 
 def test_the_session_answers_through_the_compact_reader_with_offline_planning(memory_index):
-    from lit3r.agent.context import LLMReaderAdapter
     from lit3r.app.session import Session
+    from lit3r.reading.reader import ModelReader
     from lit3r.retrieval.planning import GateVerifier, KeywordDecomposer
 
     from fakes.corpus import QUESTION as CORPUS_QUESTION
@@ -245,7 +250,7 @@ def test_the_session_answers_through_the_compact_reader_with_offline_planning(me
     with Session(settings, index=memory_index, chat_model=model, reranker=None, gate=None) as session:
         context = session.context()
         answer = session.ask(CORPUS_QUESTION)
-    assert isinstance(context.tools.reader, LLMReaderAdapter)
+    assert isinstance(context.tools.reader, ModelReader)
     assert isinstance(context.tools.reader.reader, CompactReader)
     assert isinstance(context.tools.verifier, GateVerifier) and isinstance(context.decomposer, KeywordDecomposer)
     assert context.tools.hyde is None
@@ -340,7 +345,7 @@ def test_a_quote_copied_from_the_worked_example_is_no_quote_of_the_passages():
     copied = reply("span", "TrecQA and InsuranceQA", (1, example))
     compact, model, _ = reader([copied, copied])
     result = compact.run(QUESTION, [PAPER], CHUNKS)
-    assert len(model.calls) == 2 and result.fallback and "not in any passage" in result.fallback
+    assert len(model.calls) == 2 and result.fallback and "not in any passage" in result.fallback.reason
     assert result.answer.text == "extractive fallback"
     assert example in model.calls[0]["messages"][-1].text  # the example was shown
 

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from lit3r.cli import app
 from lit3r.evals import fusion_training as training
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.learned import FEATURES, load_model
 from lit3r.retrieval.subquery import gather
+from lit3r.settings.retrieval import RetrieverSettings
 
 from fakes.index import MemoryIndex
 from fakes.retrieval import ScriptedReranker

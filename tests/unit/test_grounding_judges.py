@@ -14,7 +14,8 @@ from lit3r.grounding.judge import Judge, JudgeConfigError, JudgeError
 from lit3r.grounding.judges import make_judge
 from lit3r.grounding.judges.llm import LLMJudge, SupportVerdict
 from lit3r.llm.logprobs import yes_probability
-from lit3r.llm.wrapper import LLM, ListRecorder
+from lit3r.llm.trace import TraceRecorder
+from lit3r.llm.wrapper import LLM
 from lit3r.prompts import grounding as prompts
 from lit3r.prompts.common import placeholders
 from lit3r.settings import GroundingSettings
@@ -110,8 +111,8 @@ def logprob_reply(text: str, alternatives: dict[str, float]) -> AIMessage:
     return AIMessage(text, response_metadata={"logprobs": {"content": [first], "refusal": None}})
 
 
-def make_judge_llm(script: list, **kwargs) -> tuple[LLMJudge, FakeToolCallingModel, ListRecorder]:
-    model, recorder = FakeToolCallingModel(script=script), ListRecorder()
+def make_judge_llm(script: list, **kwargs) -> tuple[LLMJudge, FakeToolCallingModel, TraceRecorder]:
+    model, recorder = FakeToolCallingModel(script=script), TraceRecorder()
     return LLMJudge(LLM(model, recorder=recorder, sleep=lambda _s: None), **kwargs), model, recorder
 
 
@@ -128,7 +129,7 @@ def test_llm_judge_reads_p_yes_from_the_first_token_logprobs() -> None:
     assert model.calls[0]["kwargs"]["logprobs"] is True and model.calls[0]["kwargs"]["top_logprobs"] == 5
     prompt = model.calls[0]["messages"][-1].text
     assert f"<evidence>\n{PREMISE}\n</evidence>" in prompt and f"<claim>\n{CLAIM}\n</claim>" in prompt
-    assert [e["name"] for e in recorder.events] == ["grounding.judge", "grounding.judge"]
+    assert [e["name"] for e in recorder.calls()] == ["grounding.judge", "grounding.judge"]
 
 
 def test_llm_judge_falls_back_to_a_structured_verdict_without_logprobs() -> None:
@@ -144,7 +145,7 @@ def test_llm_judge_falls_back_to_a_structured_verdict_without_logprobs() -> None
     assert first.supported and first.score == pytest.approx(0.9) and first.reason == "llm yes (confidence 0.90)"
     assert not second.supported and second.score == pytest.approx(0.2)
     assert model.remaining == 0 and not judge.logprobs
-    assert [e["name"] for e in recorder.events] == [
+    assert [e["name"] for e in recorder.calls()] == [
         "grounding.judge",
         "grounding.judge.structured",
         "grounding.judge.structured",

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from lit3r.answers.validate import marker_problems
 from lit3r.grounding.claims import split_claims
 from lit3r.grounding.judge import Judge, Judgement
 from lit3r.grounding.judges import ExactJudge, judge_kind, make_judge
@@ -13,7 +14,6 @@ from lit3r.grounding.judges.exact import normalise
 from lit3r.grounding.verify import UNSUPPORTED_MARK, verify_answer
 from lit3r.models import ABSTENTION, Answer, Citation, Locator
 from lit3r.settings import GroundingSettings, Settings, index_key
-from lit3r.tools.reader.validate import marker_problems
 
 CHUNKS = {
     "p1::c0001": "The Transformer reaches 28.4 BLEU on WMT14 English-German. Training took 3.5 days on 8 GPUs.",
@@ -119,7 +119,7 @@ def test_exact_judge_wants_a_verbatim_quote_up_to_space_case_and_quotes() -> Non
 
 def test_extractive_answers_pass_the_exact_judge_whole() -> None:
     from lit3r.models import Chunk
-    from lit3r.tools.reader import extractive_answer
+    from lit3r.reading import extractive_answer
 
     chunks = [Chunk(id=cid, paper_id=cid.split("::")[0], type="text", text=t) for cid, t in CHUNKS.items()]
     chunks[2] = chunks[2].model_copy(update={"type": "table"})

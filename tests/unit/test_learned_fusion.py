@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pytest
 
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.learned import (
     FEATURES,
     FusionModel,
@@ -19,6 +18,7 @@ from lit3r.retrieval.learned import (
     save_model,
 )
 from lit3r.retrieval.subquery import retrieve_subquery
+from lit3r.settings.retrieval import RetrieverSettings
 
 from fakes.index import MemoryIndex
 

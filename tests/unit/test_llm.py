@@ -22,9 +22,10 @@ from tenacity import RetryCallState
 from lit3r.llm.budget import Budget, Exhaustion
 from lit3r.llm.client import PLACEHOLDER_KEY, make_chat_model
 from lit3r.llm.errors import LLMCallError, LLMConfigError, LLMOutputError, retry_after_s
-from lit3r.llm.settings import LLMSettings
 from lit3r.llm.structured import REPAIR_PROMPT, json_text
-from lit3r.llm.wrapper import LLM, ListRecorder, retry_wait
+from lit3r.llm.trace import TraceRecorder
+from lit3r.llm.wrapper import LLM, retry_wait
+from lit3r.settings.llm import LLMSettings
 
 from fakes.chat import FakeToolCallingModel, ScriptExhausted, tool_call
 
@@ -46,10 +47,10 @@ class FakeClock:
         return self.now
 
 
-def make_llm(script: list, **settings) -> tuple[LLM, FakeToolCallingModel, ListRecorder, list[float]]:
+def make_llm(script: list, **settings) -> tuple[LLM, FakeToolCallingModel, TraceRecorder, list[float]]:
     """An LLM over a scripted fake, with a recorder and a sleep that only notes its argument."""
     model = FakeToolCallingModel(script=script)
-    recorder, sleeps = ListRecorder(), []
+    recorder, sleeps = TraceRecorder(), []
     base = {"retry_initial_s": 0.5, "retry_max_s": 4.0} | settings
     return LLM(model, LLMSettings(**base), recorder=recorder, sleep=sleeps.append), model, recorder, sleeps
 
@@ -104,8 +105,8 @@ def test_invoke_returns_the_reply_and_records_tokens_cost_and_prompt():
     llm, model, recorder, _ = make_llm(["Dense retrieval wins."], cost_per_1k_prompt=1.0, cost_per_1k_completion=2.0)
     reply = llm.invoke([SystemMessage("Be brief."), HumanMessage("Which retriever wins?")], name="chat")
     assert reply.content == "Dense retrieval wins."
-    (event,) = recorder.events
-    assert event["name"] == "chat" and event["model"] == "fake-tool-calling" and event["kind"] == "llm_call"
+    (event,) = recorder.calls()
+    assert event["name"] == "chat" and event["model"] == "fake-tool-calling"
     assert event["prompt"] == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Which retriever wins?"},
@@ -117,17 +118,20 @@ def test_invoke_returns_the_reply_and_records_tokens_cost_and_prompt():
     json.dumps(event)  # plain data, ready for a trace file
 
 
-def test_a_plain_callable_is_a_recorder_too():
-    events: list[dict] = []
-    LLM(FakeToolCallingModel(script=["ok"]), recorder=events.append).invoke("a bare string prompt", name="n")
-    assert events[0]["prompt"] == [{"role": "user", "content": "a bare string prompt"}]
+def test_a_call_lands_in_the_run_trace_as_an_llm_event_of_the_current_round():
+    recorder = TraceRecorder()
+    recorder.round = 2
+    LLM(FakeToolCallingModel(script=["ok"]), recorder=recorder).invoke("a bare string prompt", name="n")
+    (event,) = recorder.events
+    assert (event.type, event.name, event.round) == ("llm", "n", 2)
+    assert event.data["prompt"] == [{"role": "user", "content": "a bare string prompt"}] and "kind" not in event.data
 
 
 def test_transient_errors_are_retried_with_backoff_and_logged(caplog):
     llm, _, recorder, sleeps = make_llm([ModelRateLimitError("slow down"), ModelAPIError("boom"), "fine"])
     with caplog.at_level(logging.WARNING, logger="lit3r.llm.wrapper"):
         assert llm.invoke("q", name="flaky").content == "fine"
-    assert recorder.events[0]["attempts"] == 3 and recorder.events[0]["error"] is None
+    assert recorder.calls()[0]["attempts"] == 3 and recorder.calls()[0]["error"] is None
     assert len(sleeps) == 2 and 0.5 <= sleeps[0] <= 1.0 and 1.0 <= sleeps[1] <= 1.5  # 0.5 * 2**n + jitter
     assert "'flaky' attempt 1 failed" in caplog.text and "retrying in" in caplog.text
 
@@ -137,7 +141,7 @@ def test_transient_errors_give_up_after_max_attempts_as_retryable():
     with pytest.raises(LLMCallError, match="after 3 attempts") as caught:
         llm.invoke("q", name="n")
     assert caught.value.retryable and caught.value.attempts == 3 and len(model.calls) == 3 and len(sleeps) == 2
-    assert recorder.events[0]["retryable"] is True and "slow" in recorder.events[0]["error"]
+    assert recorder.calls()[0]["retryable"] is True and "slow" in recorder.calls()[0]["error"]
 
 
 def test_non_transient_errors_raise_at_once():
@@ -145,14 +149,14 @@ def test_non_transient_errors_raise_at_once():
     with pytest.raises(LLMCallError) as caught:
         llm.invoke("q", name="n")
     assert not caught.value.retryable and caught.value.attempts == 1 and len(model.calls) == 1 and not sleeps
-    assert recorder.events[0]["retryable"] is False
+    assert recorder.calls()[0]["retryable"] is False
 
 
 def test_programming_errors_pass_through_unchanged_but_are_recorded():
     llm, _, recorder, _ = make_llm([KeyError("bug")])
     with pytest.raises(KeyError):
         llm.invoke("q", name="n")
-    assert recorder.events[0]["error"] == "KeyError: 'bug'" and recorder.events[0]["attempts"] == 1
+    assert recorder.calls()[0]["error"] == "KeyError: 'bug'" and recorder.calls()[0]["attempts"] == 1
 
 
 def test_retry_after_is_honoured_when_small_and_ignored_when_large():
@@ -180,7 +184,7 @@ def test_structured_output_by_function_calling():
     assert llm.structured("Enough?", Verdict, name="verify") == Verdict(sufficient=True)
     kwargs = model.calls[0]["kwargs"]
     assert kwargs["tool_choice"] == "Verdict" and kwargs["tools"][0]["function"]["name"] == "Verdict"
-    assert recorder.events[0]["schema"] == "Verdict" and recorder.events[0]["tool_calls"][0]["args"]["sufficient"]
+    assert recorder.calls()[0]["schema"] == "Verdict" and recorder.calls()[0]["tool_calls"][0]["args"]["sufficient"]
 
 
 def test_structured_output_by_json_schema_accepts_fenced_json():
@@ -206,8 +210,8 @@ def test_invalid_structured_output_gets_one_repair_showing_output_and_error():
     repair = model.calls[1]["messages"][-1].content
     assert '{"sufficient": "perhaps"}' in repair and "sufficient: Input should be a valid boolean" in repair
     assert repair.startswith(REPAIR_PROMPT.split("{")[0])
-    assert [e["name"] for e in recorder.events] == ["verify", "verify.repair"]
-    assert recorder.events[0]["parse_error"] and recorder.events[1]["parse_error"] is None
+    assert [e["name"] for e in recorder.calls()] == ["verify", "verify.repair"]
+    assert recorder.calls()[0]["parse_error"] and recorder.calls()[1]["parse_error"] is None
 
 
 def test_structured_output_invalid_twice_raises_llm_output_error():
@@ -216,7 +220,7 @@ def test_structured_output_invalid_twice_raises_llm_output_error():
     with pytest.raises(LLMOutputError, match="not a valid Verdict after one repair") as caught:
         llm.structured("Enough?", Verdict, name="verify")
     assert caught.value.outputs[0] == "not json at all" and "refused" in caught.value.errors[1]
-    assert len(model.calls) == 2 and model.remaining == 0 and len(recorder.events) == 2
+    assert len(model.calls) == 2 and model.remaining == 0 and len(recorder.calls()) == 2
 
 
 def test_json_text_strips_fences_and_prose():

@@ -9,8 +9,12 @@ import pytest
 from langchain_core.exceptions import ModelAuthenticationError
 from langchain_core.messages import BaseMessage
 
-from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier, Subqueries
-from lit3r.agent.llm_reader import (
+from lit3r.llm.trace import TraceRecorder
+from lit3r.llm.wrapper import LLM
+from lit3r.models import ABSTENTION, Answer, Chunk, EvidenceChunk, Locator, Paper, PaperEvidence
+from lit3r.prompts.common import AnswerSpec
+from lit3r.prompts.retrieval import MISSING_FILLER
+from lit3r.reading.llm_reader import (
     LLMReader,
     SynthesisError,
     choose_option,
@@ -18,12 +22,9 @@ from lit3r.agent.llm_reader import (
     parse_synthesis,
     verbatim_quote,
 )
-from lit3r.llm.settings import LLMSettings
-from lit3r.llm.wrapper import LLM, ListRecorder
-from lit3r.models import ABSTENTION, Answer, Chunk, Locator, Paper
-from lit3r.prompts.common import AnswerSpec
-from lit3r.prompts.retrieval import MISSING_FILLER
-from lit3r.retrieval.planning import Decomposer, EvidenceChunk, HydeWriter, PaperEvidence, Verifier
+from lit3r.retrieval.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier, Subqueries
+from lit3r.retrieval.planning import Decomposer, HydeWriter, Verifier
+from lit3r.settings.llm import LLMSettings
 
 from fakes.chat import FakeToolCallingModel, tool_call
 
@@ -92,12 +93,14 @@ def test_venue_tag_is_put_in_front_of_every_subquery():
 @pytest.mark.parametrize("failure", [[BAD_KEY], ["not json", "still not json"]])
 def test_decomposition_failure_falls_back_to_the_question_and_is_recorded(failure, caplog):
     llm, _ = make_llm(failure)
-    notes = ListRecorder()
-    out = LLMDecomposer(llm, recorder=notes.record).decompose("What is X?", [], "", 4)
+    notes = TraceRecorder()
+    out = LLMDecomposer(llm, recorder=notes).decompose("What is X?", [], "", 4)
     assert out == ["What is X?"]
-    assert [e["name"] for e in notes.events] == ["decompose.fallback"]
-    assert notes.events[0]["kind"] == "note" and notes.events[0]["fallback"] == ["What is X?"]
-    assert "decompose.fallback" in caplog.text
+    assert [(e.type, e.name) for e in notes.events] == [("fallback", "decompose.fallback")]
+    assert notes.events[0].data["subqueries"] == ["What is X?"]
+    (fallback,) = notes.fallbacks()
+    assert fallback.stage == "decompose" and fallback.instead == "the question itself was searched"
+    assert "decompose fell back" in caplog.text
 
 
 def test_limit_zero_asks_nothing():
@@ -162,10 +165,10 @@ def test_verifier_sufficient_verdict_clears_the_missing_note_and_shows_the_answe
 @pytest.mark.parametrize("failure", [[BAD_KEY], ["{}", "{}"]])
 def test_verifier_failure_is_an_insufficient_verdict_with_a_note(failure):
     llm, _ = make_llm(failure)
-    notes = ListRecorder()
-    verdict = LLMVerifier(llm, recorder=notes.record).verify("Q?", pool_evidence(), 0.9)
+    notes = TraceRecorder()
+    verdict = LLMVerifier(llm, recorder=notes).verify("Q?", pool_evidence(), 0.9)
     assert verdict.sufficient is False and verdict.missing.startswith("verifier failed")
-    assert verdict.papers_with_evidence == [] and notes.events[0]["name"] == "verify.fallback"
+    assert verdict.papers_with_evidence == [] and notes.events[0].name == "verify.fallback"
 
 
 def test_verifier_without_evidence_calls_nothing():
@@ -252,10 +255,10 @@ class FallbackSpy:
         return Answer(question=question, text="extractive", sufficient=True)
 
 
-def make_reader(router: Router, **kwargs) -> tuple[LLMReader, FakeToolCallingModel, FallbackSpy, ListRecorder]:
+def make_reader(router: Router, **kwargs) -> tuple[LLMReader, FakeToolCallingModel, FallbackSpy, TraceRecorder]:
     llm, model = make_llm(router.script())
-    spy, notes = FallbackSpy(), ListRecorder()
-    return LLMReader(llm, spy, recorder=notes.record, **kwargs), model, spy, notes
+    spy, notes = FallbackSpy(), TraceRecorder()
+    return LLMReader(llm, spy, recorder=notes, **kwargs), model, spy, notes
 
 
 def stage1_default() -> dict[str, str]:
@@ -278,7 +281,7 @@ def test_reader_stage1_then_stage2_builds_a_cited_answer():
     assert '<chunk id="p1::c0001"' in stage2 and "p1::c0002" not in stage2 and "p2::c0001" not in stage2
     assert "Table 4 has F1." in stage2  # the stage-1 note is shown
     assert len(model.calls) == 3 and not spy.calls and not result.repaired
-    assert notes.events[0]["name"] == "read.stage1"
+    assert notes.events[0].name == "read.stage1"
 
 
 def test_chain_of_thought_outside_the_final_block_is_ignored():
@@ -297,12 +300,16 @@ def test_invalid_citation_id_gets_a_repair_prompt_then_the_fallback():
     router = Router(stage1_default(), [bad, bad])
     reader, model, spy, notes = make_reader(router)
     result = reader.run("Q?", READER_PAPERS, list(CHUNKS.values()))
-    assert result.answer.text == "extractive" and "unknown chunk id 'p1::c0404'" in (result.fallback or "")
+    assert (
+        result.answer.text == "extractive"
+        and result.fallback
+        and "unknown chunk id 'p1::c0404'" in result.fallback.reason
+    )
     repair = router.stage2_prompts[1]
     assert [m.type for m in repair] == ["system", "human", "ai", "human"]
     assert "unknown chunk id 'p1::c0404'" in repair[-1].text and "<final_answer>" in repair[-1].text
     assert spy.calls == [("Q?", list(CHUNKS), AnswerSpec())]
-    assert notes.events[-1]["name"] == "read.fallback" and len(model.calls) == 4
+    assert notes.events[-1].name == "read.fallback" and len(model.calls) == 4
 
 
 def test_a_valid_repair_is_accepted():
@@ -326,7 +333,7 @@ def test_missing_final_block_and_uncited_answer_are_repaired():
     reader, _, spy, _ = make_reader(router)
     result = reader.run("Q?", READER_PAPERS, list(CHUNKS.values()))
     assert "no final_answer block" in router.stage2_prompts[1][-1].text
-    assert result.fallback and "cites no chunk" in result.fallback and spy.calls
+    assert result.fallback and "cites no chunk" in result.fallback.reason and spy.calls
 
 
 def test_table_answer_needs_the_requested_columns():
@@ -346,7 +353,7 @@ def test_stage2_call_failure_goes_to_the_fallback():
     router = Router(stage1_default(), [BAD_KEY])
     reader, _, spy, _ = make_reader(router)
     result = reader.run("Q?", READER_PAPERS, list(CHUNKS.values()))
-    assert result.answer.text == "extractive" and result.fallback.startswith("stage 2 call failed") and spy.calls
+    assert result.answer.text == "extractive" and result.fallback.reason.startswith("stage 2 call failed") and spy.calls
 
 
 def test_no_accepted_paper_abstains_without_stage2():
@@ -360,8 +367,8 @@ def test_stage1_failing_everywhere_goes_to_the_fallback():
     router = Router({"p1": BAD_KEY, "p2": BAD_KEY}, [])
     reader, _, spy, notes = make_reader(router)
     result = reader.run("Q?", READER_PAPERS, list(CHUNKS.values()))
-    assert result.fallback == "stage 1 failed for every paper" and spy.calls
-    assert {e["name"] for e in notes.events} >= {"read.paper.failed", "read.fallback"}
+    assert result.fallback.reason == "stage 1 failed for every paper" and spy.calls
+    assert {e.name for e in notes.events} >= {"read.paper.failed", "read.fallback"}
 
 
 def test_model_judged_insufficient_abstains():
@@ -400,7 +407,7 @@ def test_a_quote_not_in_its_chunk_or_a_cited_chunk_without_a_quote_is_sent_back_
     result = reader.run("Q?", READER_PAPERS, list(CHUNKS.values()))
     repair = router.stage2_prompts[1][-1].text
     assert "its quote '9999 queries' is not in chunk 'p1::c0001'" in repair
-    assert result.fallback and "'p1::c0002' but no fact quotes it" in result.fallback
+    assert result.fallback and "'p1::c0002' but no fact quotes it" in result.fallback.reason
     assert result.answer.text == "extractive"  # the deterministic reader answered instead
 
 

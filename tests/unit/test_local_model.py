@@ -102,7 +102,7 @@ def test_the_default_model_is_the_22_part_qwen_coder() -> None:
 
 
 def test_both_packaged_models_are_named_by_the_setting() -> None:
-    from lit3r.llm.settings import LocalSettings
+    from lit3r.settings.llm import LocalSettings
 
     assert PACKAGED[LocalSettings().model] is QWEN_CODER_1_5B
     assert PACKAGED[LocalSettings(model="qwen2.5-coder-0.5b").model] is QWEN_CODER_0_5B

@@ -6,17 +6,9 @@ import re
 
 import pytest
 
+from lit3r.answers import MARKER, OPTION_SEPARATOR, chunk_units, repair_citations, split_sentences, validate_answer
 from lit3r.models import ABSTENTION, Answer, Chunk, Locator
-from lit3r.tools.reader import (
-    MARKER,
-    OPTION_SEPARATOR,
-    chunk_units,
-    extractive_answer,
-    lexical_scores,
-    repair_citations,
-    split_sentences,
-    validate_answer,
-)
+from lit3r.reading import extractive_answer, lexical_scores
 
 
 def make_chunk(cid: str, text: str, *, paper: str = "toy", type: str = "text", **locator: object) -> Chunk:

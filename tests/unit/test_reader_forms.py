@@ -9,16 +9,17 @@ import re
 
 import pytest
 
+from lit3r.answers import repair_citations, validate_answer
+from lit3r.answers.question import answer_form, implicit_options, is_negated
 from lit3r.grounding.claims import split_claims
 from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Answer, Chunk, Locator
-from lit3r.tools.reader import extractive_answer, repair_citations, validate_answer
-from lit3r.tools.reader.extractive import AUTO_SHAPED
-from lit3r.tools.reader.polarity import cue_spans, negation_cues, yes_or_no
-from lit3r.tools.reader.question import answer_form, implicit_options, is_negated
-from lit3r.tools.reader.scoring import query_terms
-from lit3r.tools.reader.spans import answer_span, clauses, covering_span, number_span
+from lit3r.reading import extractive_answer
+from lit3r.reading.extractive import AUTO_SHAPED
+from lit3r.reading.polarity import cue_spans, negation_cues, yes_or_no
+from lit3r.reading.scoring import query_terms
+from lit3r.reading.spans import answer_span, clauses, covering_span, number_span
 
 
 def chunk(cid: str, text: str, type: str = "text") -> Chunk:

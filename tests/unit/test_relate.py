@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.relate import (
     bm25_neighbours,
     coupling_neighbours,
@@ -14,6 +13,7 @@ from lit3r.retrieval.relate import (
     seed_neighbours,
     vector_neighbours,
 )
+from lit3r.settings.retrieval import RetrieverSettings
 
 from fakes.corpus import PAPERS
 from fakes.index import MemoryIndex

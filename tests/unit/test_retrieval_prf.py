@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.subquery import Sweep, _retrieval_order, gather, prf_skip_reason, retrieve_subquery
+from lit3r.settings.retrieval import RetrieverSettings
 
 from fakes.index import MemoryIndex
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.retrieval.subquery import (
     _representatives,
     candidate_chunks,
@@ -16,6 +15,7 @@ from lit3r.retrieval.subquery import (
     retrieve_subquery,
 )
 from lit3r.settings import load_preset
+from lit3r.settings.retrieval import RetrieverSettings
 
 from fakes.corpus import PAPERS
 from fakes.index import MemoryIndex

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from lit3r.answers import repair_citations, validate_answer
 from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Locator
-from lit3r.tools.reader import extractive_answer, repair_citations, validate_answer
+from lit3r.reading import extractive_answer
 
 A = Chunk(
     id="pa::c0001",

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from lit3r.app.traces import summarize
+from lit3r.llm.trace import Listener
 from lit3r.models import TraceEvent
 from lit3r.server import answering
 from lit3r.server.errors import ApiError, error_body
@@ -30,7 +31,6 @@ from lit3r.server.schemas import (
     ThreadInfo,
 )
 from lit3r.server.sse import PING, SSE_RESPONSE, frame, stream
-from lit3r.tools.trace import Listener
 
 router = APIRouter(tags=["answers"])
 ThreadId = Annotated[str, Path(pattern=THREAD_ID, description="A thread id.")]

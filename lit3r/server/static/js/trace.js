@@ -6,7 +6,7 @@ import { reportError } from "./state.js";
 
 const listEl = document.getElementById("trace-list");
 const detail = document.getElementById("trace-detail");
-const TYPES = ["node", "tool", "decompose", "ranking", "verdict", "llm", "read", "verify", "rewrite", "hyde", "note"];
+const TYPES = ["node", "tool", "decompose", "ranking", "verdict", "llm", "read", "verify", "rewrite", "hyde", "note", "fallback"];
 let current = null;
 let listed = [];
 

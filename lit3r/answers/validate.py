@@ -30,9 +30,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from lit3r.answers.question import implicit_options
 from lit3r.models import ABSTENTION, Answer, Chunk, Citation
 from lit3r.textutil import fold_space
-from lit3r.tools.reader.question import implicit_options
 
 ChunkLookup = Callable[[str], Chunk | None]
 """Chunk id -> chunk, or ``None`` when the id is not in the corpus (e.g. ``index.chunk_by_id.get``)."""
@@ -93,7 +93,7 @@ def option_problems(answer: Answer, options: Sequence[str] | None) -> list[str]:
     """A chosen option that was not offered, or a sufficient multiple-choice answer without one.
 
     Without options, a yes/no question offers its implicit two ("Yes", "No";
-    :func:`lit3r.tools.reader.question.implicit_options`); any other question offers none.
+    :func:`lit3r.answers.question.implicit_options`); any other question offers none.
     """
     if not options and answer.option is not None:
         options = implicit_options(answer.question)

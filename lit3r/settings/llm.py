@@ -132,7 +132,7 @@ class LLMSettings(BaseModel):
         default="lit3r",
         description="'lit3r': the two-stage reader (per-paper judgements, then a synthesis with facts and quotes) "
         "for capable endpoints; 'compact': one short call over a few numbered passages that a small local model "
-        "can follow (lit3r.agent.compact_reader).",
+        "can follow (lit3r.reading.compact_reader).",
     )
     planning: Literal["llm", "offline"] = Field(
         default="llm",

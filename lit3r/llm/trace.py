@@ -1,10 +1,12 @@
-"""The answer trace as data: a recorder of :class:`TraceEvent` records, a JSON writer and a timeline renderer.
+"""The run's one trace recorder: every part of a run writes its :class:`~lit3r.models.TraceEvent` records here.
 
-:class:`TraceRecorder` collects one event per node turn, tool call, ranking, verdict and model call,
-in the order the steps start. It is also the LLM wrapper's recorder (:meth:`TraceRecorder.record`
-takes :class:`lit3r.llm.wrapper.LLM` call records), so prompts, raw outputs, token counts and timing
-of every model call land in the same list. :func:`write_trace` stores a trace as JSON and
-:func:`render_timeline` turns one back into a readable timeline (``lit3r trace show``).
+:class:`TraceRecorder` collects one event per node turn, tool call, ranking, verdict, model call, note and
+fallback, in the order the steps start. The LLM wrapper hands it each model call (:meth:`TraceRecorder.record`:
+prompt, raw output, tokens, timing), the planning helpers and the readers their notes and
+:class:`~lit3r.models.Fallback` records (:meth:`TraceRecorder.fallback`), the tools and nodes their steps
+(:meth:`TraceRecorder.step`, :meth:`TraceRecorder.add`). It lives in the model door's package because that is
+the lowest layer that writes into it; everything above may import it. :mod:`lit3r.app.traces` stores a trace as
+JSON and renders it as a timeline (``lit3r trace show``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from lit3r.models import EventType, TraceEvent
+from lit3r.models import EventType, Fallback, TraceEvent
 
 logger = logging.getLogger(__name__)
 
@@ -92,10 +94,10 @@ class TraceRecorder:
             self._done(event)
 
     def record(self, call: dict[str, Any]) -> None:
-        """Take a record of :class:`lit3r.llm.wrapper.LLM` (an ``llm`` event) or a planner fallback (``note``)."""
+        """Take one model call as :class:`lit3r.llm.wrapper.LLM` records it (an ``llm`` event)."""
         data = {k: v for k, v in call.items() if k not in ("name", "started_at", "duration_ms", "kind")}
         event = TraceEvent(
-            type="note" if call.get("kind") == "note" else "llm",
+            type="llm",
             name=str(call.get("name", "llm")),
             round=self.round,
             started_at=str(call.get("started_at") or now_iso()),
@@ -103,6 +105,27 @@ class TraceRecorder:
             data=data,
         )
         self._done(self._place(event))
+
+    def fallback(self, fallback: Fallback, **detail: Any) -> TraceEvent:
+        """Log a step's fall back to its offline path as a warning and record it (a ``fallback`` event named
+        ``<stage>.fallback`` whose data is the record's fields plus ``detail``)."""
+        logger.warning("%s fell back: %s; %s", fallback.stage, fallback.reason, fallback.instead)
+        return self.add("fallback", f"{fallback.stage}.fallback", {**fallback.model_dump(), **detail})
+
+    def fallbacks(self) -> list[Fallback]:
+        """Every step of the run that fell back, in order, each stage and reason once."""
+        found: dict[tuple[str, str], Fallback] = {}
+        for event in self.of_type("fallback"):
+            fallback = Fallback.model_validate(event.data)
+            found.setdefault((fallback.stage, fallback.reason), fallback)
+        return list(found.values())
+
+    def calls(self) -> list[dict[str, Any]]:
+        """The model calls as the wrapper recorded them: each ``llm`` event's data with its name and timing."""
+        return [
+            {**e.data, "name": e.name, "started_at": e.started_at, "duration_ms": e.duration_ms}
+            for e in self.of_type("llm")
+        ]
 
     def of_type(self, type_: EventType) -> list[TraceEvent]:
         """The events of one type, in order."""

@@ -2,8 +2,8 @@
 
 A 1.5B model on two CPU cores reads about 40 prompt tokens a second, so it cannot be shown whole chunks (the
 QASPER chunker's are about 3,000 characters each). :func:`select_passages` cuts every evidence chunk into
-windows of consecutive quotable units (sentences, table rows: :func:`lit3r.tools.reader.chunk_units`) of at most
-``chars`` characters, scores each window by BM25 against the question (:func:`lit3r.tools.reader.lexical_scores`,
+windows of consecutive quotable units (sentences, table rows: :func:`lit3r.answers.chunk_units`) of at most
+``chars`` characters, scores each window by BM25 against the question (:func:`lit3r.reading.lexical_scores`,
 the offline reader's scorer) with a small prior for the chunk's retrieval rank, and keeps the ``count`` best that
 do not overlap. They are numbered 1, 2, ... best first; each :class:`Passage` remembers its chunk and its span
 there, so a number maps back to a chunk deterministically and a quote found in a passage stands in its chunk.
@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lit3r.answers import chunk_units
 from lit3r.models import Chunk
-from lit3r.tools.reader import chunk_units, lexical_scores
+from lit3r.reading.scoring import lexical_scores
 
 RANK_PRIOR = 0.15
 """How much a chunk's retrieval rank adds to its windows' scores: ``1 + RANK_PRIOR / (1 + rank)`` times."""

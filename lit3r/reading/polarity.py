@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from lit3r.tools.reader.question import NO, YES, is_negated
+from lit3r.answers.question import NO, YES, is_negated
 
 _CUES = re.compile(
     r"\b(?:not|no|never|none|nor|neither|nothing|nobody|nowhere|without|cannot|unable|lacks?|lacking|lacked"

@@ -22,10 +22,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from lit3r.agent.llm_planning import NoteRecorder, note, record
 from lit3r.llm.errors import LLMError
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
-from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Paper
+from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Fallback, Paper
 from lit3r.prompts.common import READER_SYSTEM, AnswerSpec
 from lit3r.prompts.reader import (
     FINAL_CLOSE,
@@ -36,7 +36,7 @@ from lit3r.prompts.reader import (
     render_synthesize,
 )
 
-Fallback = Callable[[str, Sequence[Chunk], AnswerSpec], Answer]
+FallbackReader = Callable[[str, Sequence[Chunk], AnswerSpec], Answer]
 """The deterministic reader called with the question, every given chunk and the answer spec."""
 
 _MARKER = re.compile(r"\[([^\[\]]*::[^\[\]]*)\]")
@@ -105,7 +105,8 @@ class ReaderResult:
     verdicts: list[PaperVerdict] = field(default_factory=list)
     synthesis: Synthesis | None = None
     repaired: bool = False
-    fallback: str | None = None
+    fallback: Fallback | None = None
+    """Why the deterministic reader answered instead (None: the model's answer stands)."""
 
 
 class SynthesisError(ValueError):
@@ -305,19 +306,19 @@ class LLMReader:
     def __init__(
         self,
         llm: LLM,
-        fallback: Fallback,
+        fallback: FallbackReader,
         *,
         max_workers: int = 4,
         chunks_per_paper: int = 8,
         chunk_chars: int = 2000,
-        recorder: NoteRecorder | None = None,
+        recorder: TraceRecorder | None = None,
     ) -> None:
         self.llm = llm
         self.fallback = fallback
         self.max_workers = max(1, max_workers)
         self.chunks_per_paper = chunks_per_paper
         self.chunk_chars = chunk_chars
-        self.recorder = recorder
+        self.recorder = recorder if recorder is not None else TraceRecorder()
 
     def read(
         self, question: str, papers: Sequence[Paper], chunks: Sequence[Chunk], spec: AnswerSpec | None = None
@@ -353,11 +354,8 @@ class LLMReader:
         workers = min(self.max_workers, len(papers))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reader") as pool:
             verdicts = list(pool.map(lambda p: self._judge_one(question, p, by_paper[p.id], spec), papers))
-        record(
-            self.recorder,
-            "read.stage1",
-            verdicts=[{"paper_id": v.paper_id, "accepted": v.accepted, "error": v.error} for v in verdicts],
-        )
+        stage1 = [{"paper_id": v.paper_id, "accepted": v.accepted, "error": v.error} for v in verdicts]
+        self.recorder.add("note", "read.stage1", {"verdicts": stage1})
         return verdicts
 
     def _judge_one(self, question: str, paper: Paper, chunks: list[Chunk], spec: AnswerSpec) -> PaperVerdict:
@@ -368,7 +366,7 @@ class LLMReader:
         try:
             judgement = self.llm.structured(messages, PaperJudgement, name=f"read.paper[{paper.id}]")
         except LLMError as exc:
-            note(self.recorder, "read.paper.failed", paper_id=paper.id, error=str(exc))
+            self.recorder.add("note", "read.paper.failed", {"paper_id": paper.id, "error": str(exc)})
             return PaperVerdict(paper.id, error=str(exc))
         own = {c.id for c in shown}
         ids = [i.strip() for i in dict.fromkeys(judgement.supporting_chunk_ids)]
@@ -421,5 +419,6 @@ class LLMReader:
         self, question: str, chunks: Sequence[Chunk], spec: AnswerSpec, verdicts: list[PaperVerdict], reason: str
     ) -> ReaderResult:
         """The deterministic reader's answer, noted with ``reason``."""
-        note(self.recorder, "read.fallback", error=reason)
-        return ReaderResult(self.fallback(question, chunks, spec), verdicts, fallback=reason)
+        fallback = Fallback(stage="read", reason=reason)
+        self.recorder.fallback(fallback)
+        return ReaderResult(self.fallback(question, chunks, spec), verdicts, fallback=fallback)

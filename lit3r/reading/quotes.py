@@ -12,12 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lit3r.answers.sentences import Span, Unit, chunk_units, split_sentences
+from lit3r.answers.validate import MARKER
 from lit3r.models import Answer, Chunk, Citation
-from lit3r.tools.reader.sentences import Span, Unit, chunk_units, split_sentences
-from lit3r.tools.reader.validate import MARKER
-
-OPTION_SEPARATOR = " — "
-"""Between the chosen option (or the Yes/No of a polar question) and its supporting sentence."""
 
 
 @dataclass(frozen=True)

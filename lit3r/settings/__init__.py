@@ -20,8 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
-from lit3r.llm.settings import LLMSettings
-from lit3r.retrieval.config import RetrieverSettings
+from lit3r.settings.llm import LLMSettings
+from lit3r.settings.retrieval import RetrieverSettings
 
 
 class ChunkerSettings(BaseModel):

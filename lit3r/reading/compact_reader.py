@@ -1,6 +1,6 @@
 """The compact reader: one short schema-constrained call a 0.5B-1.5B local model can follow, one repair at most.
 
-The model sees a few numbered passages (:mod:`lit3r.agent.passages`: the best stretches of the evidence chunks,
+The model sees a few numbered passages (:mod:`lit3r.reading.passages`: the best stretches of the evidence chunks,
 ``[1]``, ``[2]`` instead of long chunk ids) and fills one :class:`CompactReply`: the passages it rests on, each
 with a verbatim quote, the answer's kind (``span``, ``sentence``, ``yes``, ``no``, ``unanswerable``) and a short
 answer. llama.cpp constrains the forced tool call to the schema, so every reply parses.
@@ -9,7 +9,7 @@ Validation repairs what it can without a model call (each repair is named in the
 
 * a passage number written as text (``"[2]"``, ``"P2"``) is read as the number; a quote that is not in the
   passage it names but in another one is moved to that passage; a quote with other spacing, case or dashes is
-  replaced by the passage's own words (:func:`lit3r.agent.llm_reader.locate_quote`);
+  replaced by the passage's own words (:func:`lit3r.reading.llm_reader.locate_quote`);
 * an answer of kind span/sentence that says "Yes"/"No" or "unanswerable" is read as that kind; a missing quote
   is the answer itself when the answer is copied from the passage; an empty answer is the first quote;
 * an answer whose numbers or content words are not in the cited text (the grounding guards,
@@ -44,13 +44,13 @@ from typing import Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, field_validator
 
-from lit3r.agent.llm_planning import NoteRecorder, note, record
-from lit3r.agent.llm_reader import QUOTE_CHARS, Fallback, choose_option, locate_quote
-from lit3r.agent.passages import Passage, select_passages
+from lit3r.answers import OPTION_SEPARATOR, split_sentences
+from lit3r.answers.question import NO, YES, answer_form, implicit_options
 from lit3r.grounding.guards import support_problem
 from lit3r.llm.errors import LLMError
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
-from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Paper
+from lit3r.models import ABSTENTION, Answer, Chunk, Citation, Fallback, Paper
 from lit3r.prompts.common import AnswerSpec
 from lit3r.prompts.compact import (
     COMPACT_GENERIC,
@@ -59,11 +59,11 @@ from lit3r.prompts.compact import (
     render_compact_repair,
     render_passages,
 )
-from lit3r.tools.reader import OPTION_SEPARATOR, split_sentences
-from lit3r.tools.reader.polarity import cue_spans
-from lit3r.tools.reader.question import NO, YES, answer_form, implicit_options
-from lit3r.tools.reader.scoring import query_terms
-from lit3r.tools.reader.spans import best_clause, covering_span
+from lit3r.reading.llm_reader import QUOTE_CHARS, FallbackReader, choose_option, locate_quote
+from lit3r.reading.passages import Passage, select_passages
+from lit3r.reading.polarity import cue_spans
+from lit3r.reading.scoring import query_terms
+from lit3r.reading.spans import best_clause, covering_span
 
 AnswerKind = Literal["span", "sentence", "yes", "no", "unanswerable"]
 GENERIC_WORDS = (
@@ -136,7 +136,8 @@ class CompactResult:
     """The deterministic repairs applied to the accepted reply."""
     repaired: bool = False
     """Whether the repair call was spent."""
-    fallback: str | None = None
+    fallback: Fallback | None = None
+    """Why the deterministic reader answered instead (None: the model's answer stands)."""
 
 
 @dataclass
@@ -163,7 +164,7 @@ def _cited(text: str, markers: str) -> str:
 
 def polar_words(question: str, passage: Passage, quote: str) -> str:
     """What a yes/no answer says after its "Yes — ": the shortest stretch of the quote's deciding clause that holds
-    the question's terms and any negation (the offline reader's rule, :func:`lit3r.tools.reader.forms.polar_answer`,
+    the question's terms and any negation (the offline reader's rule, :func:`lit3r.reading.forms.polar_answer`,
     which doubled its yes/no Answer F1 over quoting the clause); the clause when that stretch is under three
     words (a lone "data" states nothing a judge can check), else the quote."""
     at = passage.text.find(quote)
@@ -211,13 +212,13 @@ class CompactReader:
     def __init__(
         self,
         llm: LLM,
-        fallback: Fallback,
+        fallback: FallbackReader,
         *,
         passages: int = 6,
         passage_chars: int = 600,
         min_overlap: float = 0.5,
         verbatim: bool = False,
-        recorder: NoteRecorder | None = None,
+        recorder: TraceRecorder | None = None,
     ) -> None:
         self.llm = llm
         self.fallback = fallback
@@ -225,7 +226,7 @@ class CompactReader:
         self.passage_chars = passage_chars
         self.min_overlap = min_overlap
         self.verbatim = verbatim
-        self.recorder = recorder
+        self.recorder = recorder if recorder is not None else TraceRecorder()
 
     def read(
         self, question: str, papers: Sequence[Paper], chunks: Sequence[Chunk], spec: AnswerSpec | None = None
@@ -240,7 +241,8 @@ class CompactReader:
         spec = spec or AnswerSpec()
         ranking = [p.id for p in papers]
         passages = select_passages(question, chunks, count=self.passages, chars=self.passage_chars)
-        record(self.recorder, "read.passages", passages=[{"n": p.number, "chunk_id": p.chunk.id} for p in passages])
+        shown = [{"n": p.number, "chunk_id": p.chunk.id} for p in passages]
+        self.recorder.add("note", "read.passages", {"passages": shown})
         if not passages:
             return CompactResult(_abstain(question, ranking))
         shown = render_passages([(p.number, p.text, p.chunk.locator.section) for p in passages])
@@ -275,7 +277,7 @@ class CompactReader:
     ) -> CompactResult:
         """The result of an accepted reply, recorded."""
         assert reading.answer is not None
-        record(self.recorder, "read.compact.accepted", answer_kind=reply.kind, repairs=reading.repairs)
+        self.recorder.add("note", "read.compact.accepted", {"answer_kind": reply.kind, "repairs": reading.repairs})
         return CompactResult(reading.answer, passages, reply, reading.repairs, repaired=repaired)
 
     def interpret(
@@ -404,5 +406,6 @@ class CompactReader:
         self, question: str, chunks: Sequence[Chunk], spec: AnswerSpec, passages: list[Passage], reason: str
     ) -> CompactResult:
         """The deterministic reader's answer, noted with ``reason``."""
-        note(self.recorder, "read.fallback", error=reason)
-        return CompactResult(self.fallback(question, chunks, spec), passages, fallback=reason)
+        fallback = Fallback(stage="read", reason=reason)
+        self.recorder.fallback(fallback)
+        return CompactResult(self.fallback(question, chunks, spec), passages, fallback=fallback)

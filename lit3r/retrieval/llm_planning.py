@@ -6,22 +6,25 @@
 * :class:`LLMHyde` writes a hypothetical passage for a short query; on a failed call the query is used as is.
 
 Each asks :meth:`LLM.structured` for a pydantic schema; only :class:`~lit3r.llm.errors.LLMError` is caught. Every
-fallback is logged and, when a recorder is given, recorded as a ``note`` event for the trace.
+fallback is logged and recorded as a :class:`~lit3r.models.Fallback` in the run's trace (the recorder given, else
+one of its own).
+
+They live in :mod:`lit3r.retrieval` beside the protocols they implement and their model-free versions
+(:mod:`lit3r.retrieval.planning`): the round machinery takes any of them, and nothing here knows the graph.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from lit3r.llm.errors import LLMError
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM
-from lit3r.models import Chunk, Paper
+from lit3r.models import Chunk, Fallback, Paper, PaperEvidence
 from lit3r.prompts.common import RETRIEVER_SYSTEM, AnswerSpec
 from lit3r.prompts.retrieval import (
     KNOWN_VENUES,
@@ -31,13 +34,10 @@ from lit3r.prompts.retrieval import (
     render_verify,
     venue_year_tag,
 )
-from lit3r.retrieval.planning import PaperEvidence, Verdict, new_subqueries
+from lit3r.retrieval.planning import Verdict, new_subqueries
 from lit3r.textutil import fold_space
 
 logger = logging.getLogger(__name__)
-
-NoteRecorder = Callable[[dict[str, Any]], None]
-"""Receives one ``{"kind": "note", "name", "started_at", ...}`` dict per fallback or reader stage."""
 
 VERIFIER_FAILED = "verifier failed"
 """Starts the missing note of a verdict made up after a failed verification call."""
@@ -63,18 +63,6 @@ class HydePassage(BaseModel):
     passage: str = Field(description="80 to 150 words in the style of a scientific paper.")
 
 
-def record(recorder: NoteRecorder | None, name: str, **data: Any) -> None:
-    """Hand ``data`` to ``recorder`` (when there is one) as a ``note`` event named ``name``."""
-    if recorder is not None:
-        recorder({"kind": "note", "name": name, "started_at": datetime.now(UTC).isoformat(), **data})
-
-
-def note(recorder: NoteRecorder | None, name: str, **data: Any) -> None:
-    """Log a fallback as a warning and :func:`record` it."""
-    logger.warning("%s: %s", name, data.get("error", data))
-    record(recorder, name, **data)
-
-
 def _messages(prompt: str) -> list[SystemMessage | HumanMessage]:
     """The retriever system prompt and one user message (no history is carried across calls)."""
     return [SystemMessage(RETRIEVER_SYSTEM), HumanMessage(prompt)]
@@ -97,10 +85,12 @@ class LLMDecomposer:
 
     name = "llm"
 
-    def __init__(self, llm: LLM, *, venues: Iterable[str] = KNOWN_VENUES, recorder: NoteRecorder | None = None) -> None:
+    def __init__(
+        self, llm: LLM, *, venues: Iterable[str] = KNOWN_VENUES, recorder: TraceRecorder | None = None
+    ) -> None:
         self.llm = llm
         self.venues = tuple(venues)
-        self.recorder = recorder
+        self.recorder = recorder if recorder is not None else TraceRecorder()
 
     def decompose(self, question: str, previous: Sequence[str], missing: str, limit: int) -> list[str]:
         """Up to ``limit`` new subqueries; round 1 (``previous`` empty) never returns an empty list."""
@@ -110,7 +100,7 @@ class LLMDecomposer:
         try:
             reply = self.llm.structured(_messages(prompt), Subqueries, name="decompose")
         except LLMError as exc:
-            note(self.recorder, "decompose.fallback", error=str(exc), fallback=[question])
+            self.recorder.fallback(Fallback(stage="decompose", reason=str(exc)), subqueries=[question])
             return [question]
         out = clean_subqueries(reply.subqueries, previous, limit, venue_year_tag(question, self.venues))
         return out or ([] if previous else [question])
@@ -125,7 +115,7 @@ class LLMVerifier:
         chunks: chunks by id, for type and locator in the listing (e.g. ``CorpusIndex.chunk_by_id``).
         spec: the answer form the question asks for (set per question; free form when omitted).
         chunk_chars: characters each shown chunk is cut to.
-        recorder: receives a note when a call fails.
+        recorder: the run's trace, which gets a fallback when a call fails.
     """
 
     name = "llm"
@@ -138,14 +128,14 @@ class LLMVerifier:
         chunks: Mapping[str, Chunk] | None = None,
         spec: AnswerSpec | None = None,
         chunk_chars: int = 1800,
-        recorder: NoteRecorder | None = None,
+        recorder: TraceRecorder | None = None,
     ) -> None:
         self.llm = llm
         self.papers = papers or {}
         self.chunks = chunks or {}
         self.spec = spec
         self.chunk_chars = chunk_chars
-        self.recorder = recorder
+        self.recorder = recorder if recorder is not None else TraceRecorder()
 
     def verify(self, question: str, evidence: Sequence[PaperEvidence], best_score: float | None) -> Verdict:
         """The model's verdict; paper ids it did not see are dropped. ``best_score`` is not shown to it."""
@@ -157,7 +147,7 @@ class LLMVerifier:
                 _messages(render_verify(question, listing, self.spec)), EvidenceVerdict, name="verify"
             )
         except LLMError as exc:
-            note(self.recorder, "verify.fallback", error=str(exc))
+            self.recorder.fallback(Fallback(stage="verify", reason=str(exc)))
             return Verdict(sufficient=False, missing=f"{VERIFIER_FAILED} ({type(exc).__name__})")
         shown = {item.paper_id for item in evidence}
         papers = list(dict.fromkeys(p.strip() for p in reply.papers_with_evidence if p.strip() in shown))
@@ -170,15 +160,15 @@ class LLMHyde:
 
     name = "llm"
 
-    def __init__(self, llm: LLM, *, recorder: NoteRecorder | None = None) -> None:
+    def __init__(self, llm: LLM, *, recorder: TraceRecorder | None = None) -> None:
         self.llm = llm
-        self.recorder = recorder
+        self.recorder = recorder if recorder is not None else TraceRecorder()
 
     def write(self, query: str) -> str:
         """A passage that would answer ``query`` (or ``query`` when the model fails or writes nothing)."""
         try:
             reply = self.llm.structured(_messages(render_hyde(query)), HydePassage, name="hyde")
         except LLMError as exc:
-            note(self.recorder, "hyde.fallback", error=str(exc))
+            self.recorder.fallback(Fallback(stage="hyde", reason=str(exc)))
             return query
         return " ".join(reply.passage.split()) or query

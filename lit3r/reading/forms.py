@@ -1,14 +1,14 @@
 """Answers shaped by the question's form, from the one unit that answers it best.
 
 * ``boolean``: "Yes — <words> [1]" or "No — <words> [1]". The clause of the deciding sentence that holds the
-  question's terms decides the polarity (:func:`~lit3r.tools.reader.polarity.yes_or_no`); the quoted words are
+  question's terms decides the polarity (:func:`~lit3r.reading.polarity.yes_or_no`); the quoted words are
   the shortest stretch of that clause holding those terms and its negation cues
-  (:func:`~lit3r.tools.reader.spans.covering_span`), and the citation quotes the whole sentence. The answer's
+  (:func:`~lit3r.reading.spans.covering_span`), and the citation quotes the whole sentence. The answer's
   ``option`` is "Yes" or "No", so the claim check reads the quoted words alone, as it does for a
   multiple-choice answer.
 * ``quantity``: the number with what it counts, "1,240 questions [1]"
-  (:func:`~lit3r.tools.reader.spans.number_span`), else as ``span``;
-* ``span``: the shortest span that carries the answer (:func:`~lit3r.tools.reader.spans.answer_span`).
+  (:func:`~lit3r.reading.spans.number_span`), else as ``span``;
+* ``span``: the shortest span that carries the answer (:func:`~lit3r.reading.spans.answer_span`).
 
 A span answer quotes a slice of one sentence, and its citation quotes that whole sentence. When no span is
 found, or a span would read as more than one sentence, there is no typed answer and the caller quotes the
@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm
+from lit3r.answers.sentences import Span, split_sentences
 from lit3r.models import Answer
-from lit3r.tools.reader.polarity import cue_spans, yes_or_no
-from lit3r.tools.reader.question import AnswerForm
-from lit3r.tools.reader.quotes import OPTION_SEPARATOR, Candidate, render_span
-from lit3r.tools.reader.scoring import query_terms, terms
-from lit3r.tools.reader.sentences import Span, split_sentences
-from lit3r.tools.reader.spans import answer_span, best_clause, covering_span, number_span
+from lit3r.reading.polarity import cue_spans, yes_or_no
+from lit3r.reading.quotes import Candidate, render_span
+from lit3r.reading.scoring import query_terms, terms
+from lit3r.reading.spans import answer_span, best_clause, covering_span, number_span
 
 PolarQuote = Literal["window", "clause", "sentence"]
 

@@ -6,6 +6,8 @@ stage off each, so its contribution can be measured.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -111,9 +113,13 @@ class RetrieverSettings(BaseModel):
     @field_validator("fusion_model")
     @classmethod
     def _model_file_loads(cls, value: str | None) -> str | None:
-        """A fusion model file must load (the error names the file and what is wrong) before any question runs."""
+        """A fusion model file must be readable JSON (the error names the file) before any question runs; its
+        features and weights are checked when the retriever loads it (:func:`lit3r.retrieval.learned.load_model`)."""
         if value is not None:
-            from lit3r.retrieval.learned import load_model
-
-            load_model(value)
+            try:
+                json.loads(Path(value).read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise ValueError(f"{value}: cannot read the fusion model: {exc}") from exc
+            except ValueError as exc:
+                raise ValueError(f"{value}: the fusion model is not JSON: {exc}") from exc
         return value

@@ -29,6 +29,9 @@ YES, NO = "Yes", "No"
 YES_NO: tuple[str, str] = (YES, NO)
 """The two implicit options of a yes/no question, as an answer's ``option`` names them."""
 
+OPTION_SEPARATOR = " — "
+"""Between the chosen option (or the Yes/No of a polar question) and its supporting sentence."""
+
 AUXILIARIES = frozenset(
     {"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have", "had"}
     | {"will", "would", "should", "shall", "may", "might", "must"}

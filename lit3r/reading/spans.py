@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lit3r.tools.reader.scoring import terms
+from lit3r.reading.scoring import terms
 
 Span = tuple[int, int]
 

@@ -1,13 +1,13 @@
 """The offline default reader: answers made only of sentences quoted verbatim from the evidence.
 
 No language model is involved and no word is invented. The evidence chunks are cut into units
-(:mod:`lit3r.tools.reader.sentences`: sentences, table rows), every unit is scored against the
-question (default :func:`lit3r.tools.reader.scoring.lexical_scores`, or any
+(:mod:`lit3r.answers.sentences`: sentences, table rows), every unit is scored against the
+question (default :func:`lit3r.reading.scoring.lexical_scores`, or any
 ``scorer(question, texts) -> scores`` such as a :class:`~lit3r.retrieval.rerankers.Reranker`'s
 ``score``), and the best few become the answer, each followed by the marker of its chunk.
 The body's units are preferred to the abstract's (:func:`body_first`). A yes/no question is
-answered "Yes — <quoted words> [n]" or "No — ..." (:mod:`lit3r.tools.reader.forms`); the other
-forms of :mod:`lit3r.tools.reader.question` get whole sentences unless ``form`` asks for a
+answered "Yes — <quoted words> [n]" or "No — ..." (:mod:`lit3r.reading.forms`); the other
+forms of :mod:`lit3r.answers.question` get whole sentences unless ``form`` asks for a
 number or a short span (:data:`AUTO_SHAPED` says why).
 
 A unit is eligible when its score is above ``min_score`` and, when the best score is positive,
@@ -23,15 +23,15 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form
+from lit3r.answers.validate import insufficient_answer
 from lit3r.models import Answer, Chunk
-from lit3r.tools.reader.forms import typed_answer
-from lit3r.tools.reader.question import AnswerForm, answer_form
-from lit3r.tools.reader.quotes import OPTION_SEPARATOR, Candidate, candidates, render
-from lit3r.tools.reader.scoring import lexical_scores, query_terms, terms
-from lit3r.tools.reader.validate import insufficient_answer
+from lit3r.reading.forms import typed_answer
+from lit3r.reading.quotes import Candidate, candidates, render
+from lit3r.reading.scoring import lexical_scores, query_terms, terms
 
 FormChoice = Literal["auto"] | AnswerForm
-"""``"auto"`` (the form the question asks for) or one :data:`~lit3r.tools.reader.question.AnswerForm`."""
+"""``"auto"`` (the form the question asks for) or one :data:`~lit3r.answers.question.AnswerForm`."""
 
 AUTO_SHAPED: frozenset[AnswerForm] = frozenset({"boolean"})
 """The forms ``form="auto"`` answers in their own shape; questions of the other forms get whole sentences.
@@ -136,10 +136,10 @@ def extractive_answer(
         options: Multiple-choice options; the answer's ``option`` is then exactly one of them.
         max_sentences: At most this many sentences in a free-form answer.
         sufficient: ``False`` (e.g. from the verifier or the gate) abstains without reading.
-        scorer: Sentence scorer, default :func:`~lit3r.tools.reader.scoring.lexical_scores`.
+        scorer: Sentence scorer, default :func:`~lit3r.reading.scoring.lexical_scores`.
         min_score: A sentence must score above this to be used (lower it for scorers with negative scores).
         relative_floor: A sentence must score at least this fraction of the best score (when that is positive).
-        form: The answer's form (:mod:`lit3r.tools.reader.question`): ``"auto"`` reads it from the question
+        form: The answer's form (:mod:`lit3r.answers.question`): ``"auto"`` reads it from the question
             and shapes the forms in :data:`AUTO_SHAPED`; ``"sentence"`` quotes whole sentences whatever the
             question; ``"boolean"``, ``"quantity"``, ``"span"`` force that shape.
         prefer_body: Quote the abstract only when no body unit scores above ``min_score`` (:func:`body_first`).
