@@ -231,8 +231,8 @@ def test_conversations_and_sources() -> None:
     assert planner_for("lit3r", False) == "fixed" and planner_for("lit3r-llm", True) == "llm"
     with pytest.raises(ApiError, match="offers lit3r$"):
         planner_for("lit3r-llm", False)
-    citation = {"number": 1, "paper_id": "p", "locator": {"page": 2, "section": "2 Results"}, "quote": "q " * 200}
-    block = sources_block({"citations": [citation]}, {"p": "A Paper"})
+    citation = {"number": 1, "paper_id": "p", "paper_title": "A Paper", "locator": {"page": 2, "section": "2 Results"}}
+    block = sources_block({"citations": [{**citation, "quote": "q " * 200}]})
     assert block.startswith("Sources:\n[1] A Paper (p), p. 2 · § 2 Results: “q q") and block.endswith("…”")
 
 
