@@ -17,7 +17,6 @@ from lit3r.server.errors import ApiError, as_api_error
 from lit3r.server.runtime import Runtime, Ticket
 from lit3r.tools.trace import Listener
 
-
 T = TypeVar("T")
 PING_S = 15.0
 Item = tuple[Literal["step", "result", "error", "ping"], Any]
