@@ -158,10 +158,16 @@ def finish(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The closing message: the answer with the thread's stable citation numbers and the run's fallbacks."""
     context = runtime.context
     with context.recorder.step("node", "finish") as data:
-        update = thread_numbers(state, context, data) if state["answer"].get("citations") else {}
-        answer = dict(update.get("answer", state["answer"]))
-        answer["fallbacks"] = fallbacks_of(context.recorder.events)
-        data["fallbacks"] = answer["fallbacks"]
-        update["answer"] = answer
-        update["messages"] = [AIMessage(content=answer["text"])]
+        update = closing_update(state, context, data)
+        update["messages"] = [AIMessage(content=update["answer"]["text"])]
     return {**update, "phase": "done"}
+
+
+def closing_update(state: AgentState, context: Context, trace: dict[str, Any]) -> dict[str, Any]:
+    """The final answer's update: the thread's stable citation numbers and the run's fallbacks (noted in
+    ``trace``, the closing step's event data)."""
+    update = thread_numbers(state, context, trace) if state["answer"].get("citations") else {}
+    answer = dict(update.get("answer", state["answer"]))
+    answer["fallbacks"] = fallbacks_of(context.recorder.events)
+    trace["fallbacks"] = answer["fallbacks"]
+    return {**update, "answer": answer}
