@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from lit3r.app.documents import answer_document
+from lit3r.app.session import Reply
 from lit3r.corpus.parsers import SUPPORTED_SUFFIXES
 from lit3r.corpus.store import CorpusStore, file_sha256
 from lit3r.models import Answer
@@ -81,11 +83,15 @@ class BlockingSession:
         self.traces = traces
         self.index = type("Index", (), {"papers": {}})()
 
-    def ask(self, question: str, **_options: object) -> Answer:
+    def check_request(self, planner: str | None = None, papers: object = None) -> None:
+        pass
+
+    def reply(self, question: str, **_options: object) -> Reply:
         self.started.set()
         assert self.release.wait(30)
         path = self.traces / "20260101T000000-0123abcd.json"
-        return Answer(question=question, text="No evidence.", sufficient=False, trace_path=str(path))
+        answer = Answer(question=question, text="No evidence.", sufficient=False, trace_path=str(path))
+        return Reply(answer, answer_document(answer, {}))
 
     def close(self) -> None:
         pass
