@@ -6,11 +6,17 @@ through ``InjectedToolCallId``; the run's :class:`~lit3r.agent.context.Context` 
 :func:`~lit3r.agent.context.current_context`. Tools that change the state return ``Command(update=...)`` with a
 one-line :class:`ToolMessage` status; ``read_paper`` only returns text. An exception becomes an error
 ``ToolMessage`` (the ToolNode handles tool errors), so the planner sees it and the run goes on.
+
+What each tool does to the state is a :data:`STEPS` function from the pure tools' context and the state to a
+:class:`Step` (the one-line status and the state update): the LangChain tools here and a host's
+:class:`~lit3r.platform.embed.CorpusToolkit` call the same steps, and merge their updates with the state's
+reducers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
@@ -36,9 +42,17 @@ DOCSTRING = {"parse_docstring": True, "error_on_invalid_docstring": False}
 SHOWN_PAPERS = 5
 
 
-def _command(name: str, call_id: str, status: str, **update: Any) -> Command:
+@dataclass(frozen=True)
+class Step:
+    """What one tool call did: its one-line status for the planner and the state update (merged by reducers)."""
+
+    status: str
+    update: dict[str, Any] = field(default_factory=dict)
+
+
+def _command(name: str, call_id: str, step: Step) -> Command:
     """A state update plus the tool's one-line status message."""
-    return Command(update={**update, "messages": [ToolMessage(status, name=name, tool_call_id=call_id)]})
+    return Command(update={**step.update, "messages": [ToolMessage(step.status, name=name, tool_call_id=call_id)]})
 
 
 def papers_of(tools: ToolContext, chunk_ids: list[str]) -> list[str]:
@@ -82,7 +96,11 @@ def search_chunks(query: str, state: State, tool_call_id: CallId) -> Command:
     Args:
         query: A short, self-contained search query, e.g. "BLEU of the Transformer on WMT14 English-German".
     """
-    tools = current_context().tools
+    return _command("search_chunks", tool_call_id, search_step(current_context().tools, state, query))
+
+
+def search_step(tools: ToolContext, state: Mapping[str, Any], query: str) -> Step:
+    """``search_chunks``: the query's best passages into the pool."""
     found = search.search_chunks(tools, query, state.get("allowed_papers"))
     chunks = [c for c, _s in found.pool]
     new = [c for c in chunks if c not in (state.get("pool") or {})]
@@ -93,7 +111,7 @@ def search_chunks(query: str, state: State, tool_call_id: CallId) -> Command:
     if found.best_reranker_score is not None:
         update["best_reranker_score"] = found.best_reranker_score
         status += f"; best reranker score {found.best_reranker_score:.4g}"
-    return _command("search_chunks", tool_call_id, status, **update)
+    return Step(status, update)
 
 
 @tool(**DOCSTRING)
@@ -108,13 +126,17 @@ def rerank(query: str, state: State, tool_call_id: CallId) -> Command:
     Args:
         query: What the answer passage must say, e.g. "accuracy of BERT-base on SST-2".
     """
-    found = rescore.rerank(current_context().tools, query, state.get("pool") or {})
+    return _command("rerank", tool_call_id, rerank_step(current_context().tools, state, query))
+
+
+def rerank_step(tools: ToolContext, state: Mapping[str, Any], query: str) -> Step:
+    """``rerank``: the pool re-scored for the query (no chunk's score goes down)."""
+    found = rescore.rerank(tools, query, state.get("pool") or {})
     if found.best_reranker_score is None:
-        return _command("rerank", tool_call_id, "no reranker is configured: the pool is unchanged")
+        return Step("no reranker is configured: the pool is unchanged")
     status = f"re-scored {len(found.pool)} pooled passages for {query!r}: {len(found.raised)} moved up; best "
     status += f"reranker score {found.best_reranker_score:.4g}"
-    update = {"pool": found.pool, "best_reranker_score": found.best_reranker_score, "changes": 1}
-    return _command("rerank", tool_call_id, status, **update)
+    return Step(status, {"pool": found.pool, "best_reranker_score": found.best_reranker_score, "changes": 1})
 
 
 @tool(**DOCSTRING)
@@ -126,15 +148,20 @@ def expand_neighbors(state: State, tool_call_id: CallId) -> Command:
     shared references and paper-level BM25 form Ranking B, which is fused with the pool's own paper
     ranking (Ranking A) into the final papers.
     """
+    return _command("expand_neighbors", tool_call_id, expand_step(current_context().tools, state))
+
+
+def expand_step(tools: ToolContext, state: Mapping[str, Any]) -> Step:
+    """``expand_neighbors``: the final papers, from Ranking A and Ranking B."""
     pool = state.get("pool") or {}
     if not pool:
         raise ValueError("the pool is empty: call search_chunks first")
     named, allowed = state.get("named_papers") or [], state.get("allowed_papers")
-    found = expand.expand_neighbors(current_context().tools, pool, named, allowed)
+    found = expand.expand_neighbors(tools, pool, named, allowed)
     top = ", ".join(p for p, _s in found.final[:SHOWN_PAPERS])
     status = f"{len(found.final)} final papers from Ranking A ({len(found.ranking_a)}) and Ranking B "
     status += f"({len(found.ranking_b)}, seeds {', '.join(found.seeds)}); top: {top}"
-    return _command("expand_neighbors", tool_call_id, status, **expansion_update(found, state.get("changes", 0)))
+    return Step(status, expansion_update(found, state.get("changes", 0)))
 
 
 @tool(**DOCSTRING)
@@ -148,7 +175,12 @@ def read_paper(paper_id: str, state: State) -> str:
     Args:
         paper_id: A paper id exactly as shown in earlier tool results.
     """
-    return read.read_paper(current_context().tools, paper_id, state.get("pool") or {})
+    return read_step(current_context().tools, state, paper_id).status
+
+
+def read_step(tools: ToolContext, state: Mapping[str, Any], paper_id: str) -> Step:
+    """``read_paper``: the paper's best pooled passages; changes nothing."""
+    return Step(read.read_paper(tools, paper_id, state.get("pool") or {}))
 
 
 @tool(**DOCSTRING)
@@ -159,15 +191,18 @@ def verify_sufficiency(state: State, tool_call_id: CallId) -> Command:
     passages each, and reports whether the evidence suffices, which papers hold it (they seed
     expand_neighbors) and what is missing (search for that next).
     """
-    tools = current_context().tools
+    return _command("verify_sufficiency", tool_call_id, verify_step(current_context().tools, state))
+
+
+def verify_step(tools: ToolContext, state: Mapping[str, Any]) -> Step:
+    """``verify_sufficiency``: the verdict on the pool for the state's question, recorded with its round."""
     pool, best = state.get("pool") or {}, state.get("best_reranker_score")
     found = verify.verify_sufficiency(tools, state["question"], pool, best, state.get("allowed_papers"))
     verdict = found.verdict
     status = "sufficient" if verdict.sufficient else f"insufficient; missing: {verdict.missing or 'not said'}"
     status += f"; evidence in: {', '.join(found.named) or 'no paper named'}"
     record = {**verdict.model_dump(), "round": state.get("round", 0)}
-    update = {"verdicts": [record], "named_papers": found.named, "changes": 1}
-    return _command("verify_sufficiency", tool_call_id, status, **update)
+    return Step(status, {"verdicts": [record], "named_papers": found.named, "changes": 1})
 
 
 @tool(**DOCSTRING)
@@ -178,7 +213,11 @@ def synthesize_answer(state: State, tool_call_id: CallId) -> Command:
     is empty or its best reranker score is below the calibrated relevance gate, the answer says the
     evidence is insufficient instead of guessing. The run ends after it.
     """
-    tools = current_context().tools
+    return _command("synthesize_answer", tool_call_id, synthesize_step(current_context().tools, state))
+
+
+def synthesize_step(tools: ToolContext, state: Mapping[str, Any]) -> Step:
+    """``synthesize_answer``: the cited answer to the state's question from the final papers' pooled passages."""
     answer = synthesize.synthesize_answer(
         tools,
         state["question"],
@@ -188,12 +227,20 @@ def synthesize_answer(state: State, tool_call_id: CallId) -> Command:
         state.get("options"),
         state.get("round", 0),
     )
-    status = answer_status(tools, answer)
-    return _command("synthesize_answer", tool_call_id, status, answer=answer.model_dump(mode="json"))
+    return Step(answer_status(tools, answer), {"answer": answer.model_dump(mode="json")})
 
 
 AGENT_TOOLS = [search_chunks, rerank, expand_neighbors, read_paper, verify_sufficiency, synthesize_answer]
 """The six tools, in the order the planner is shown them."""
+STEPS: dict[str, Callable[..., Step]] = {
+    "search_chunks": search_step,
+    "rerank": rerank_step,
+    "expand_neighbors": expand_step,
+    "read_paper": read_step,
+    "verify_sufficiency": verify_step,
+    "synthesize_answer": synthesize_step,
+}
+"""What each tool does, by name: ``step(tools, state, **args)``, ``args`` being what the planner passes."""
 for _tool in AGENT_TOOLS:  # one paragraph per description: the docstring's line breaks mean nothing to a model
     _tool.description = " ".join(_tool.description.split())
 

@@ -137,11 +137,17 @@ def finish(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The closing message: the answer with the thread's stable citation numbers and the run's fallbacks."""
     context = runtime.context
     with context.recorder.step("node", "finish") as data:
-        update = thread_numbers(state, context, data) if state["answer"].get("citations") else {}
-        answer = dict(update.get("answer", state["answer"]))
-        fallbacks = context.recorder.fallbacks()
-        answer["fallbacks"] = data["fallbacks"] = [f.describe() for f in fallbacks]
-        answer["fallback_steps"] = [f.model_dump(mode="json") for f in fallbacks]
-        update["answer"] = answer
-        update["messages"] = [AIMessage(content=answer["text"])]
+        update = closing_update(state, context, data)
+        update["messages"] = [AIMessage(content=update["answer"]["text"])]
     return {**update, "phase": "done"}
+
+
+def closing_update(state: AgentState, context: Context, trace: dict[str, Any]) -> dict[str, Any]:
+    """The final answer's update: the thread's stable citation numbers and the run's fallbacks (noted in
+    ``trace``, the closing step's event data)."""
+    update = thread_numbers(state, context, trace) if state["answer"].get("citations") else {}
+    answer = dict(update.get("answer", state["answer"]))
+    fallbacks = context.recorder.fallbacks()
+    answer["fallbacks"] = trace["fallbacks"] = [f.describe() for f in fallbacks]
+    answer["fallback_steps"] = [f.model_dump(mode="json") for f in fallbacks]
+    return {**update, "answer": answer}

@@ -35,7 +35,7 @@ Two fields outlive a question of a chat thread (a thread's state is checkpointed
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated, Any, Literal, NotRequired, TypeVar
+from typing import Annotated, Any, Literal, NotRequired, TypeVar, get_args, get_origin, get_type_hints
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph import add_messages
@@ -159,6 +159,25 @@ class AgentState(InputState, total=False):
     failed, or its tool-call arguments did not parse); None while it plans."""
     citation_numbers: Annotated[dict[str, int], replace]
     """Chunk id -> its citation number in this thread; kept across questions (see :func:`stable_numbers`)."""
+
+
+def reducers() -> dict[str, Callable[[Any, Any], Any]]:
+    """Each field's reducer, as the graph applies it (fields without one are replaced by a write)."""
+    hints = get_type_hints(AgentState, include_extras=True)
+    return {
+        key: get_args(hint)[1]
+        for key, hint in hints.items()
+        if get_origin(hint) is Annotated and callable(get_args(hint)[1])
+    }
+
+
+def apply_update(state: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge ``update`` into ``state`` in place with each field's reducer, as the graph merges a node's write;
+    for callers that hold the state themselves (a host's toolkit). Returns ``state``."""
+    merge = reducers()
+    for key, value in update.items():
+        state[key] = merge[key](state.get(key), value) if key in merge else value
+    return state
 
 
 def question_reset() -> dict[str, Any]:

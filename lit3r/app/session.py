@@ -29,6 +29,8 @@ from langgraph.graph.state import CompiledStateGraph
 from lit3r.agent.adapters import AGENT_TOOLS
 from lit3r.agent.context import Context, PlannerKind, StopAfter
 from lit3r.agent.rewrite import HISTORY_TURNS, ChatTurn, rewrite_followup, turns_of
+from lit3r.app.documents import AnswerDocument, answer_document
+from lit3r.app.errors import NotFound, Unavailable, UserError
 from lit3r.app.traces import new_trace_id, trace_path, write_trace
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.grounding.judges import make_judge
@@ -54,14 +56,32 @@ from lit3r.retrieval.rerankers.factory import load_reranker, needs_llm, reranker
 from lit3r.settings import Settings
 from lit3r.tools.context import ToolContext
 
+PLANNERS: tuple[PlannerKind, ...] = ("fixed", "llm")
 FROM_SETTINGS: Any = object()
 """Default of ``reranker`` and ``gate``: the one the settings name (the gate stored beside the index)."""
 THREADS_FILE = "threads.sqlite"
 
 
+def planner_kind(name: str) -> PlannerKind:
+    """``name`` as a planner; :class:`UserError` for one that does not exist."""
+    if name not in PLANNERS:
+        raise UserError(f"unknown planner {name!r}: use fixed or llm", "unknown_planner")
+    return name  # type: ignore[return-value]
+
+
 def _extractive_fallback(question: str, chunks: Sequence[Chunk], spec: AnswerSpec) -> Answer:
     """The LLM reader's deterministic fallback: the extractive reader over the same chunks and options."""
     return extractive_answer(question, list(chunks), options=list(spec.options.values()) or None)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A finished question: the answer, its document (what the surfaces send) and, for a thread turn, its
+    position in the thread."""
+
+    answer: Answer
+    document: AnswerDocument
+    turn: int | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +138,7 @@ class Session:
             if chat_model is None and settings.llm.enabled:
                 chat_model = make_chat_model(settings.llm)
             self.chat_model = chat_model
-            self.planner = self._check_planner(planner)
+            self.planner = self.check_planner(planner)
             self._reranker_spec = settings.reranker if reranker is FROM_SETTINGS else None
             if self._reranker_spec is not None and needs_llm(self._reranker_spec) and chat_model is None:
                 raise LLMConfigError("reranker 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
@@ -137,12 +157,35 @@ class Session:
         self._lock = threading.Lock()
         self._thread_locks: dict[str, threading.Lock] = {}
 
-    def _check_planner(self, planner: str) -> PlannerKind:
-        if planner not in ("fixed", "llm"):
-            raise ValueError(f"unknown planner {planner!r}: use fixed or llm")
-        if planner == "llm" and self.chat_model is None:
-            raise LLMConfigError("planner 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)")
-        return planner  # type: ignore[return-value]
+    # ------------------------------------------------------------ the checks every surface relies on
+
+    def check_planner(self, planner: str | None) -> PlannerKind:
+        """The planner a run uses (None: the session's); :class:`UserError` for an unknown one,
+        :class:`Unavailable` for 'llm' without a chat model."""
+        kind = planner_kind(planner) if planner is not None else self.planner
+        if kind == "llm" and self.chat_model is None:
+            raise Unavailable("planner 'llm' needs a chat model: set llm.provider (and llm.base_url or a key)",
+                              "llm_unavailable")  # fmt: skip
+        return kind
+
+    def check_papers(self, paper_ids: Sequence[str] | None) -> list[str] | None:
+        """The paper restriction, each id once; :class:`NotFound` names ids the index does not hold,
+        :class:`UserError` an empty restriction."""
+        if paper_ids is None:
+            return None
+        ids = list(dict.fromkeys(paper_ids))
+        unknown = [p for p in ids if p not in self.index.papers]
+        if unknown:
+            shown = ", ".join(unknown[:5])
+            raise NotFound(f"unknown paper id(s): {shown} (list the corpus's papers to see their ids)", "unknown_paper")
+        if not ids:
+            raise UserError("no paper to answer from: the paper restriction is empty", "invalid_request")
+        return ids
+
+    def check_request(self, planner: str | None = None, paper_ids: Sequence[str] | None = None) -> None:
+        """Refuse, before a run starts, what it would refuse (a surface that streams answers with a status)."""
+        self.check_planner(planner)
+        self.check_papers(paper_ids)
 
     # ------------------------------------------------------------ one run
 
@@ -155,7 +198,7 @@ class Session:
         on_event: Listener | None = None,
     ) -> Context:
         """A fresh run context: its own trace recorder and budget, the model pieces bound to them."""
-        planner = self._check_planner(planner or self.planner)
+        planner = self.check_planner(planner)
         settings = self.settings
         recorder = TraceRecorder(on_event=on_event)
         budget = Budget.for_question(settings.llm, max_seconds=max_seconds)
@@ -202,47 +245,45 @@ class Session:
         return graph.invoke(inputs, config=run_config(thread_id, context.max_turns), context=context)
 
     def _inputs(self, question: str, options: Sequence[str] | None, allowed_papers: Sequence[str] | None) -> dict:
-        """The graph's input; ``ValueError`` for an empty question or paper ids the index does not hold."""
+        """The graph's input; :class:`UserError` for an empty question, :class:`NotFound` for unknown papers."""
         question = " ".join(question.split())
         if not question:
-            raise ValueError("the question is empty")
-        if allowed_papers is not None:
-            unknown = [p for p in dict.fromkeys(allowed_papers) if p not in self.index.papers]
-            if unknown:
-                raise ValueError(f"unknown paper id(s): {', '.join(unknown[:5])} (see `lit3r stats` or `lit3r search`)")
-            if not allowed_papers:
-                raise ValueError("no paper to answer from: the paper restriction is empty")
+            raise UserError("the question is empty")
         return {
             "question": question,
             "options": list(options) if options else None,
-            "allowed_papers": list(allowed_papers) if allowed_papers is not None else None,
+            "allowed_papers": self.check_papers(allowed_papers),
         }
 
-    def ask(
+    def reply(
         self,
         question: str,
         *,
         options: Sequence[str] | None = None,
         allowed_papers: Sequence[str] | None = None,
         thread_id: str | None = None,
-        planner: PlannerKind | None = None,
+        planner: str | None = None,
         max_seconds: float | None = None,
         on_event: Listener | None = None,
-    ) -> Answer:
-        """Answer ``question`` with citations and write its trace; the answer names the trace file.
+    ) -> Reply:
+        """Answer ``question`` with citations and write its trace: the answer, its document, its turn.
 
         With ``thread_id`` the question is one turn of that thread (its pool and citation numbers carry over),
-        answered as asked: :meth:`Thread.ask` rewrites follow-ups first.
+        answered as asked: :meth:`Thread.reply` rewrites follow-ups first.
         """
         if thread_id is not None:
             thread = self.thread(thread_id)
-            return thread.answer(
+            return thread.reply_as_asked(
                 question, options=options, allowed_papers=allowed_papers, planner=planner, on_event=on_event
             )
         inputs = self._inputs(question, options, allowed_papers)
         context = self.context(planner=planner, max_seconds=max_seconds, on_event=on_event)
         state = self._invoke(self.graph, context, inputs, None)
-        return self.finish(context, state, None)
+        return self.finish_reply(context, state, None)
+
+    def ask(self, question: str, **options: Any) -> Answer:
+        """:meth:`reply`'s answer alone (the answer names its trace file)."""
+        return self.reply(question, **options).answer
 
     def retrieve(self, question: str, *, allowed_papers: Sequence[str] | None = None) -> Retrieval:
         """The agent's retrieval for ``question``, stopped before the reader (no trace file is written)."""
@@ -281,6 +322,16 @@ class Session:
             **extra,
         )
         return answer
+
+    def finish_reply(
+        self, context: Context, state: dict[str, Any], thread_id: str | None, message: str | None = None, **extra: Any
+    ) -> Reply:
+        """:meth:`finish`, and the answer's document; a thread turn's position comes from the run's own state
+        (its messages), not from reading the thread store again."""
+        answer = self.finish(context, state, thread_id, **({"message": message} if message else {}), **extra)
+        turn = len(turns_of(state)) - 1 if thread_id is not None else None
+        document = answer_document(answer, self.index.papers, thread_id=thread_id, message=message, turn=turn)
+        return Reply(answer, document, turn)
 
     # ------------------------------------------------------------ threads
 
@@ -334,34 +385,39 @@ class Thread:
         graph = self.session.threaded_graph()
         return turns_of(graph.get_state(run_config(self.thread_id)).values)
 
-    def ask(self, message: str, *, planner: PlannerKind | None = None, on_event: Listener | None = None) -> Answer:
-        """Answer ``message`` in the thread; ``Answer.question`` is the standalone question that was answered."""
+    def reply(self, message: str, *, planner: str | None = None, on_event: Listener | None = None) -> Reply:
+        """Answer ``message`` as the thread's next turn; the answer's ``question`` is the standalone question
+        that was answered (a follow-up is rewritten first), the document's ``message`` what the user wrote."""
         message = " ".join(message.split())
         if not message:
-            raise ValueError("the message is empty")
+            raise UserError("the message is empty")
         with self.session.thread_lock(self.thread_id):
             context = self.session.context(planner=planner, on_event=on_event)
             turns = self.history()[-HISTORY_TURNS:]
             rewrite = rewrite_followup(message, turns, context.llm, context.recorder)
             state = self._run(context, rewrite.question)
-            return self.session.finish(
+            return self.session.finish_reply(
                 context, state, self.thread_id, message=rewrite.message, rewrite=rewrite.model_dump()
             )
 
-    def answer(
+    def ask(self, message: str, *, planner: str | None = None, on_event: Listener | None = None) -> Answer:
+        """:meth:`reply`'s answer alone."""
+        return self.reply(message, planner=planner, on_event=on_event).answer
+
+    def reply_as_asked(
         self,
         question: str,
         *,
         options: Sequence[str] | None = None,
         allowed_papers: Sequence[str] | None = None,
-        planner: PlannerKind | None = None,
+        planner: str | None = None,
         on_event: Listener | None = None,
-    ) -> Answer:
+    ) -> Reply:
         """Answer ``question`` as asked (no rewrite) as the thread's next turn."""
         with self.session.thread_lock(self.thread_id):
             context = self.session.context(planner=planner, on_event=on_event)
             state = self._run(context, question, options, allowed_papers)
-            return self.session.finish(context, state, self.thread_id)
+            return self.session.finish_reply(context, state, self.thread_id)
 
     def _run(
         self,
@@ -372,38 +428,3 @@ class Thread:
     ) -> dict[str, Any]:
         inputs = self.session._inputs(question, options, allowed_papers)
         return self.session._invoke(self.session.threaded_graph(), context, inputs, self.thread_id)
-
-
-class ChatSession:
-    """A conversation in one thread of ``<home>/threads.sqlite``, owning its session (what ``lit3r chat`` runs).
-
-    Args:
-        settings: All settings.
-        thread_id: The thread to open or resume; None starts a new one (see :attr:`thread_id`).
-        **options: Passed to :class:`Session` (index, reranker, chat_model, planner, gate, checkpointer).
-    """
-
-    def __init__(self, settings: Settings, thread_id: str | None = None, **options: Any) -> None:
-        self.session = Session(settings, **options)
-        self.thread = self.session.thread(thread_id)
-
-    @property
-    def thread_id(self) -> str:
-        return self.thread.thread_id
-
-    def history(self) -> list[ChatTurn]:
-        """The thread's answered turns, oldest first."""
-        return self.thread.history()
-
-    def ask(self, message: str) -> Answer:
-        """Answer ``message`` in the thread (a follow-up is rewritten into a standalone question first)."""
-        return self.thread.ask(message)
-
-    def close(self) -> None:
-        self.session.close()
-
-    def __enter__(self) -> ChatSession:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -19,6 +20,8 @@ from lit3r.models import Answer, TraceEvent
 if TYPE_CHECKING:
     from lit3r.settings import Settings
 
+TRACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,120}$")
+"""A trace id: a file name under ``<home>/traces`` without its extension (no separators, no leading dot)."""
 TRACE_VERSION = 1
 SUMMARY_CHARS = 110
 
@@ -46,6 +49,20 @@ def newest_first(folder: Path) -> list[Path]:
 def trace_path(settings: Settings, trace_id: str) -> Path:
     """Where the trace with this id is written."""
     return settings.home / "traces" / f"{trace_id}.json"
+
+
+def find_trace(settings: Settings, trace_id: str) -> Path:
+    """The stored trace with this id, inside the home's traces folder; :class:`~lit3r.app.errors.NotFound` when
+    the id is not a trace id or no such trace is stored."""
+    from lit3r.app.errors import NotFound
+
+    if not TRACE_ID.match(trace_id):
+        raise NotFound(f"{trace_id!r} is not a trace id (an answer names its trace_id)", "unknown_trace")
+    folder = (settings.home / "traces").resolve()
+    path = trace_path(settings, trace_id).resolve()
+    if path.parent != folder or not path.is_file():
+        raise NotFound(f"no trace {trace_id!r} under {folder}", "unknown_trace")
+    return path
 
 
 def _jsonable(value: Any) -> Any:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from lit3r.app.documents import step_line
 from lit3r.cli.app import app, err, existing_home, fail, out, printable, state
 from lit3r.models import Answer, TraceEvent
 
@@ -43,11 +44,8 @@ def print_answer(answer: Answer) -> None:
 
 
 def print_step(event: TraceEvent) -> None:
-    """One completed trace event on stderr: its type, name, seconds, and a model call's tokens."""
-    tokens = ""
-    if event.type == "llm" and "prompt_tokens" in event.data:
-        tokens = f" {event.data['prompt_tokens']}+{event.data.get('completion_tokens', 0)} tokens"
-    err.print(Text(printable(f"{event.duration_ms / 1000:7.1f} s  {event.type} {event.name}{tokens}"), "dim"))
+    """One completed trace event on stderr, as :func:`~lit3r.app.documents.step_line` words it."""
+    err.print(Text(printable(step_line(event)), "dim"), highlight=False)
 
 
 def verification_line(answer: Answer) -> str:
@@ -74,39 +72,17 @@ def ask(
     steps: Annotated[bool, typer.Option("--steps", help="Print each step to stderr as it completes.")] = False,
 ) -> None:
     """Answer a question with inline citations [n], the cited chunks with locators, and a trace."""
-    from lit3r.app.ask import ask as run_ask
-    from lit3r.index.corpus_index import IndexNotBuiltError
-    from lit3r.llm.errors import LLMConfigError
+    from lit3r.app.session import Session, planner_kind
 
-    if planner not in ("fixed", "llm"):
-        fail(f"unknown planner {planner!r}: use fixed or llm")
+    kind = planner_kind(planner)  # app errors end in one line (lit3r.cli.app.Lit3rGroup)
     existing_home()
-    try:
-        answer = run_ask(
-            question,
-            settings=state.settings,
-            options=option,
-            allowed_papers=paper,
-            planner=planner,  # type: ignore[arg-type]
-            thread_id=thread,
-            on_event=print_step if steps else None,
-        )
-    except (IndexNotBuiltError, LLMConfigError, ValueError) as exc:
-        fail(str(exc))
+    with Session(state.settings, planner=kind) as session:
+        on_event = print_step if steps else None
+        reply = session.reply(question, options=option, allowed_papers=paper, thread_id=thread, on_event=on_event)
     if as_json:
-        print(json.dumps(answer_document(answer), indent=1, ensure_ascii=False))
+        print(json.dumps(reply.document.model_dump(mode="json"), indent=1, ensure_ascii=False))
     else:
-        print_answer(answer)
-
-
-def answer_document(answer: Answer) -> dict:
-    """The ``--json`` document of ``lit3r ask``: the answer model with its text under ``answer``."""
-    document = answer.model_dump(mode="json")
-    document = {"answer": document.pop("text"), **document}
-    document["citations"] = [
-        {k: c[k] for k in ("number", "chunk_id", "paper_id", "locator", "quote")} for c in document["citations"]
-    ]
-    return document
+        print_answer(reply.answer)
 
 
 def find_trace(trace_id: str) -> Path:

@@ -35,17 +35,28 @@ from typer.core import TyperGroup
 from lit3r.corpus.store import StoreError
 from lit3r.settings import Settings, load_settings
 
+EXIT_CODES = {"user": 1, "not_found": 1, "unavailable": 1, "upstream": 1}
+"""The exit code of each kind of app error (:mod:`lit3r.app.errors`); the README documents 1 for all."""
+
 
 class Lit3rGroup(TyperGroup):
-    """Runs a command; a corpus store that cannot be opened or written ends in one clear line, not a traceback."""
+    """Runs a command; an app error (a bad argument, an unknown id, a set-up that cannot serve it, a failed model
+    call) and a corpus store that cannot be opened or written end in one clear line, not a traceback."""
 
     def invoke(self, ctx: Any) -> Any:
+        from lit3r.app.errors import classify
+
         try:
             return super().invoke(ctx)
         except StoreError as exc:
             fail(str(exc))
         except sqlite3.Error as exc:  # e.g. a full disk or a read-only file under the home folder
             fail(f"the corpus store under {state.settings.home} failed: {exc}")
+        except Exception as exc:
+            error = classify(exc)
+            if error is None:
+                raise
+            fail(error.message, EXIT_CODES[error.kind])
 
 
 app = typer.Typer(

@@ -10,7 +10,7 @@ import typer
 from rich.text import Text
 
 from lit3r.cli.agent import print_answer
-from lit3r.cli.app import app, err, fail, out, printable, state
+from lit3r.cli.app import app, err, out, printable, state
 
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 PROMPT = "> "
@@ -40,23 +40,17 @@ def chat(
 ) -> None:
     """Chat with the papers: one question per line on stdin ('/exit' or EOF ends); follow-ups are rewritten
     into standalone questions, and the thread (printed first) can be resumed with --thread."""
-    from lit3r.app.session import ChatSession
-    from lit3r.index.corpus_index import IndexNotBuiltError
-    from lit3r.llm.errors import LLMConfigError
+    from lit3r.app.session import Session, planner_kind
 
-    if planner not in ("fixed", "llm"):
-        fail(f"unknown planner {planner!r}: use fixed or llm")
-    try:
-        session = ChatSession(state.settings, thread, planner=planner)  # type: ignore[arg-type]
-    except (IndexNotBuiltError, LLMConfigError) as exc:
-        fail(str(exc))
-    with session:
-        earlier = len(session.history())
-        out.print(printable(f"thread: {session.thread_id}"), highlight=False, markup=False)
+    kind = planner_kind(planner)  # app errors end in one line (lit3r.cli.app.Lit3rGroup)
+    with Session(state.settings, planner=kind) as session:
+        conversation = session.thread(thread)
+        earlier = len(conversation.history())
+        out.print(printable(f"thread: {conversation.thread_id}"), highlight=False, markup=False)
         if earlier:
             err.print(f"resuming after {earlier} earlier turns", highlight=False)
         for message in read_messages(sys.stdin):
-            answer = session.ask(message)
+            answer = conversation.ask(message)
             if answer.question != message:
                 err.print(Text(printable(f"standalone question: {answer.question}"), "dim"), highlight=False)
             print_answer(answer)

@@ -44,8 +44,6 @@ def mcp(
     if ctx.invoked_subcommand is not None:
         return
     from lit3r.app.session import Session
-    from lit3r.index.corpus_index import IndexNotBuiltError
-    from lit3r.llm.errors import LLMConfigError
 
     if transport not in ("stdio", "http"):
         fail(f"unknown transport {transport!r}: use stdio or http")
@@ -54,11 +52,7 @@ def mcp(
             f"lit3r mcp serves without a key, so it binds loopback only, not {host!r}; to serve a network, use "
             "lit3r serve, which mounts this endpoint at /mcp behind its key"
         )
-    try:
-        session = Session(state.settings)
-    except (IndexNotBuiltError, LLMConfigError, ValueError) as exc:
-        fail(str(exc))
-    with session:
+    with Session(state.settings) as session:  # app errors end in one line (lit3r.cli.app.Lit3rGroup)
         if transport == "stdio":
             from lit3r.mcp.server import build_server
 

@@ -31,8 +31,9 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from lit3r.app.documents import step_line
+from lit3r.app.errors import NotFound, classify
 from lit3r.app.session import Session
-from lit3r.app.traces import summarize
 from lit3r.mcp import corpus
 from lit3r.mcp.schemas import (
     AskResult,
@@ -64,11 +65,20 @@ PaperIds = Annotated[
 ]
 
 
-def progress_message(event: TraceEvent) -> str:
-    """One line for a completed trace event, e.g. 'r1 tool search_chunks: {...} → 20 passages ...'."""
-    round_ = f"r{event.round} " if event.round is not None else ""
-    line = f"{round_}{event.type} {event.name}: {summarize(event.model_dump())}"
-    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+def as_tool_error(exc: BaseException) -> ToolError | None:
+    """A failure as the MCP error a host sees: an app error's message (it names the id or field), a refusal of
+    the session source as it is; None for an unexpected failure (it propagates, the SDK reports it)."""
+    if isinstance(exc, ToolError):
+        return exc
+    error = classify(exc)
+    return ToolError(error.message) if error is not None else None
+
+
+def _raise_for_tool(exc: BaseException) -> None:
+    mapped = as_tool_error(exc)
+    if mapped is None:
+        raise exc
+    raise mapped from exc
 
 
 class _Progress:
@@ -86,7 +96,7 @@ class _Progress:
     def __call__(self, event: TraceEvent) -> None:
         """The session's ``on_event``: called in the run's thread."""
         with self._lock:
-            self._events.append(progress_message(event))
+            self._events.append(step_line(event, MESSAGE_CHARS))
 
     async def _send(self, message: str) -> None:
         self.sent += 1
@@ -151,8 +161,8 @@ def build_server(
         try:
             with sessions() as held:
                 return call(held, *args, **kwargs)
-        except (corpus.NotFound, ValueError) as exc:
-            raise ToolError(str(exc)) from exc
+        except Exception as exc:
+            _raise_for_tool(exc)
 
     @tool
     async def ask(
@@ -170,23 +180,22 @@ def build_server(
         """Answer a question from the papers with inline citations [n]; each citation names its chunk, paper,
         locator (section, page, table/figure, character span) and a verbatim quote. When the evidence is not in
         the corpus the answer says so (sufficient=false) instead of guessing. Sends progress while it runs."""
-        allowed = lookup(corpus.check_papers, papers)
         progress = _Progress(ctx, heartbeat_s)
-        outcome: list[AskResult | ValueError | ToolError] = []
+        outcome: list[AskResult | Exception] = []
 
         def run() -> None:
             try:
                 with admit() as held:
-                    answer = held.ask(
+                    reply = held.reply(
                         question,
                         options=options,
-                        allowed_papers=allowed,
+                        allowed_papers=papers,
                         thread_id=thread_id,
                         max_seconds=max_seconds,
                         on_event=progress,
                     )
-                    outcome.append(AskResult.of(answer, held.index.papers))
-            except (ValueError, ToolError) as exc:  # an empty question, a busy server: the caller's to handle
+                outcome.append(reply.document)
+            except Exception as exc:  # mapped below, in the event loop
                 outcome.append(exc)
 
         async with anyio.create_task_group() as group:
@@ -194,10 +203,8 @@ def build_server(
             await anyio.to_thread.run_sync(run)
             group.cancel_scope.cancel()
         await progress.flush()  # the events of the run's last moments
-        if isinstance(outcome[0], ToolError):
-            raise outcome[0]
-        if isinstance(outcome[0], ValueError):
-            raise ToolError(str(outcome[0])) from outcome[0]
+        if isinstance(outcome[0], Exception):
+            _raise_for_tool(outcome[0])
         return outcome[0]
 
     @tool
@@ -271,7 +278,7 @@ def build_server(
         try:
             with sessions() as held:
                 return corpus.paper_text(held, paper_id)
-        except corpus.NotFound as exc:
+        except NotFound as exc:
             raise ResourceNotFoundError(str(exc)) from exc
 
     @server.resource("lit3r://chunks/{chunk_id}", name="chunk", mime_type="text/markdown")
@@ -280,7 +287,7 @@ def build_server(
         try:
             with sessions() as held:
                 return corpus.chunk_text(held, chunk_id)
-        except corpus.NotFound as exc:
+        except NotFound as exc:
             raise ResourceNotFoundError(str(exc)) from exc
 
     return server

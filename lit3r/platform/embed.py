@@ -2,19 +2,22 @@
 
 * :class:`CorpusToolkit` hands a host agent the six tools (``search_chunks``, ``rerank``, ``expand_neighbors``,
   ``read_paper``, ``verify_sufficiency``, ``synthesize_answer``) as LangChain tools bound to a
-  :class:`~lit3r.app.session.Session`. Their descriptions are the ones lit3r's own planner reads; the shared
-  chunk pool, the verdicts and the final papers live in the toolkit (one toolkit per line of inquiry), merged by
-  the same rules as lit3r's graph state. ``synthesize_answer`` writes the answer's trace, like ``ask``.
+  :class:`~lit3r.app.session.Session`. Their descriptions are the ones lit3r's planner reads, and each call runs
+  the same step as lit3r's own tool of that name (:data:`lit3r.agent.adapters.STEPS`), its update merged into
+  the toolkit's state by the graph state's reducers (:func:`lit3r.agent.state.apply_update`): one toolkit is
+  one line of inquiry with one pool. ``synthesize_answer`` closes the answer as the graph does (stable citation
+  numbers, fallbacks) and writes its trace, like ``ask``.
 * :func:`agent_subgraph` is lit3r's whole answer path as a compiled graph with a narrow input
   (:class:`AgentInput`: question, options, papers) and output (:class:`AgentOutput`: answer, citations,
-  sufficient, candidate papers, trace id). Add it as a node of a host graph whose state has those keys, or call
-  it from a node. Each completed trace step is also sent as a custom stream event (``stream_mode="custom"``).
+  sufficient, candidate papers, trace id, and the whole answer document). Add it as a node of a host graph whose
+  state has those keys (keys the host lacks are left out), or call it from a node. Each completed trace step is
+  also sent as a custom stream event (``stream_mode="custom"``).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NotRequired
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -24,23 +27,16 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from lit3r.agent.adapters import AGENT_TOOLS, answer_status, papers_of
-from lit3r.agent.state import append, append_unseen, keep_max, reduce_pool
+from lit3r.agent.adapters import AGENT_TOOLS, STEPS, Step
+from lit3r.agent.nodes import closing_update
+from lit3r.agent.planner import search_round
+from lit3r.agent.state import apply_update, question_reset
+from lit3r.app.documents import AnswerDocument, step_view
 from lit3r.app.session import Session
-from lit3r.app.traces import summarize
 from lit3r.models import Answer, TraceEvent
-from lit3r.tools import expand_neighbors as expand
-from lit3r.tools import read_paper as read
-from lit3r.tools import rerank as rescore
-from lit3r.tools import search_chunks as search
-from lit3r.tools import synthesize_answer as synthesize
-from lit3r.tools import verify_sufficiency as verify
-from lit3r.tools.context import ToolContext
 
 DESCRIPTIONS = {t.name: t.description for t in AGENT_TOOLS}
 """The planner's contract of each tool, shown to the host's model too."""
-SHOWN_PASSAGES = 5
-PASSAGE_CHARS = 300
 
 
 class AgentInput(TypedDict):
@@ -54,15 +50,17 @@ class AgentInput(TypedDict):
 
 
 class AgentOutput(TypedDict):
-    """What the subgraph writes back."""
+    """What the subgraph writes back: fields of the answer document, and the document itself."""
 
     answer: str
     """The answer with inline markers [n] (or the abstention sentence)."""
     citations: list[dict[str, Any]]
-    """Each marker's chunk: number, chunk_id, paper_id, locator, quote."""
+    """Each marker's chunk: number, chunk_id, paper_id, paper_title, locator, quote."""
     sufficient: bool
     candidate_papers: list[str]
     trace_id: str | None
+    document: dict[str, Any]
+    """The whole answer document (:class:`~lit3r.app.documents.AnswerDocument`, as JSON)."""
 
 
 class AgentIO(AgentInput, AgentOutput):
@@ -70,27 +68,20 @@ class AgentIO(AgentInput, AgentOutput):
 
 
 def trace_event_payload(event: TraceEvent) -> dict[str, Any]:
-    """A trace event as a custom stream event: kind, name, round, duration and a one-line summary."""
-    return {
-        "lit3r": "trace_event",
-        "type": event.type,
-        "name": event.name,
-        "round": event.round,
-        "duration_ms": event.duration_ms,
-        "summary": summarize(event.model_dump()),
-    }
+    """A trace event as a custom stream event: the stream step of :func:`~lit3r.app.documents.step_view`."""
+    return {"lit3r": "trace_event", **step_view(event)}
 
 
-def output_of(answer: Answer) -> AgentOutput:
-    """The subgraph's output for an answer."""
-    cited = [c.model_dump(mode="json") for c in answer.citations]
-    trace_id = Path(answer.trace_path).stem if answer.trace_path else None
+def output_of(document: AnswerDocument) -> AgentOutput:
+    """The subgraph's output for an answer document."""
+    data = document.model_dump(mode="json")
     return AgentOutput(
-        answer=answer.text,
-        citations=cited,
-        sufficient=answer.sufficient,
-        candidate_papers=answer.candidate_papers,
-        trace_id=trace_id,
+        answer=data["answer"],
+        citations=data["citations"],
+        sufficient=data["sufficient"],
+        candidate_papers=data["candidate_papers"],
+        trace_id=data["trace_id"],
+        document=data,
     )
 
 
@@ -112,14 +103,13 @@ def agent_subgraph(
 
     def answer(state: AgentInput, runtime: Runtime) -> AgentOutput:
         writer = get_stream_writer()
-        opened = resolve(runtime.context)
-        found = opened.ask(
+        reply = resolve(runtime.context).reply(
             state["question"],
             options=state.get("options"),
             allowed_papers=state.get("papers"),
             on_event=lambda event: writer(trace_event_payload(event)),
         )
-        return output_of(found)
+        return output_of(reply.document)
 
     builder = StateGraph(AgentIO, input_schema=AgentInput, output_schema=AgentOutput, context_schema=context_schema)
     builder.add_node("answer", answer)
@@ -129,7 +119,10 @@ def agent_subgraph(
 
 
 class CorpusToolkit:
-    """The six tools bound to a session, sharing one pool (see the module docstring).
+    """The six tools bound to a session, sharing one state (see the module docstring).
+
+    A run of ``search_chunks`` calls with no other call between them is one retrieval round, as the calls of
+    one planner turn are in lit3r's graph (a host's tool node may run them in parallel).
 
     Args:
         session: The session whose index, reranker, gate, verifier and reader the tools use.
@@ -139,17 +132,13 @@ class CorpusToolkit:
     def __init__(self, session: Session, *, allowed_papers: list[str] | None = None) -> None:
         self.session = session
         self.context = session.context()
-        self.allowed_papers = allowed_papers
-        self.state: dict[str, Any] = {
-            "pool": {},
-            "subqueries": [],
-            "verdicts": [],
-            "named_papers": [],
-            "best_reranker_score": None,
-            "final_papers": None,
-            "round": 0,
-        }
+        self.allowed_papers = session.check_papers(allowed_papers)
+        self.state: dict[str, Any] = apply_update(
+            {"question": "", "options": None, "allowed_papers": self.allowed_papers}, question_reset()
+        )
         self.answer: Answer | None = None
+        self._last_call: str | None = None
+        self._lock = threading.Lock()
         self.tools: list[BaseTool] = [
             self._tool(self.search_chunks),
             self._tool(self.rerank),
@@ -164,87 +153,60 @@ class CorpusToolkit:
         return StructuredTool.from_function(method, name=method.__name__, description=DESCRIPTIONS[method.__name__])
 
     @property
-    def _tools(self) -> ToolContext:
-        """What the pure tools work with (this toolkit's run context)."""
-        return self.context.tools
+    def stale(self) -> bool:
+        """Whether the pool or the named papers changed since the final papers were computed (or never were)."""
+        expanded = self.state.get("expanded_at")
+        return expanded is None or expanded < self.state.get("changes", 0)
 
-    def _merge(self, **update: Any) -> None:
-        state = self.state
-        if "pool" in update:
-            state["pool"] = reduce_pool(state["pool"], update["pool"])
-        if "best_reranker_score" in update:
-            state["best_reranker_score"] = keep_max(state["best_reranker_score"], update["best_reranker_score"])
-        for key, rule in (("subqueries", append), ("verdicts", append), ("named_papers", append_unseen)):
-            if key in update:
-                state[key] = rule(state[key], update[key])
-        if {"pool", "named_papers"} & set(update):
-            state["final_papers"] = None  # stale: expand_neighbors computes them again
+    def _call(self, name: str, **args: Any) -> Step:
+        """Run lit3r's step ``name`` on this toolkit's state, recorded as a ``tool`` trace event, and merge its
+        update with the state's reducers."""
+        with self._lock:
+            if name == "search_chunks" and self._last_call != "search_chunks":
+                apply_update(self.state, search_round(self.state, self.context, {}))
+            self._last_call = name
+            state = dict(self.state)
+        with self.context.recorder.step("tool", name) as data:
+            data["args"] = args
+            step = STEPS[name](self.context.tools, state, **args)
+            data["status"] = step.status
+        with self._lock:
+            apply_update(self.state, step.update)
+        return step
 
     def search_chunks(self, query: str) -> str:
         """Search one focused query and add its best passages to the pool."""
-        self.state["round"] += 1
-        self.context.recorder.round = self.state["round"]
-        found = search.search_chunks(self._tools, query, self.allowed_papers)
-        self._merge(pool=found.pool, subqueries=[found.query], best_reranker_score=found.best_reranker_score)
-        pooled = [c for c, _s in found.pool]
-        chunks = [self.session.index.chunk_by_id[c] for c in pooled[:SHOWN_PASSAGES]]
-        lines = [f"{found.query!r}: {len(pooled)} passages from {len(papers_of(self._tools, pooled))} papers"]
-        for chunk in chunks:
-            text = " ".join(chunk.text.split())[:PASSAGE_CHARS]
-            lines.append(f"- [{chunk.id}] {chunk.paper_id} {chunk.locator.describe()}: {text}")
-        return "\n".join(lines)
+        return self._call("search_chunks", query=query).status
 
     def rerank(self, query: str) -> str:
         """Re-score the pooled passages against a sharper query."""
-        found = rescore.rerank(self._tools, query, self.state["pool"])
-        if found.best_reranker_score is None:
-            return "no reranker is configured: the pool is unchanged"
-        self._merge(pool=found.pool, best_reranker_score=found.best_reranker_score)
-        return f"re-scored {len(found.pool)} pooled passages for {query!r}: {len(found.raised)} moved up"
+        return self._call("rerank", query=query).status
 
     def expand_neighbors(self) -> str:
         """Fix the final papers: Ranking A of the pool fused with its neighbours (Ranking B)."""
-        if not self.state["pool"]:
-            raise ValueError("the pool is empty: call search_chunks first")
-        found = expand.expand_neighbors(
-            self._tools, self.state["pool"], self.state["named_papers"], self.allowed_papers
-        )
-        self.state["final_papers"] = found.final
-        return f"{len(found.final)} final papers; top: {', '.join(p for p, _s in found.final[:SHOWN_PASSAGES])}"
+        return self._call("expand_neighbors").status
 
     def read_paper(self, paper_id: str) -> str:
         """One paper's title and best pooled passages."""
-        return read.read_paper(self._tools, paper_id, self.state["pool"])
+        return self._call("read_paper", paper_id=paper_id).status
 
     def verify_sufficiency(self, question: str) -> str:
         """Whether the pool holds enough evidence to answer ``question``."""
-        pool, best = self.state["pool"], self.state["best_reranker_score"]
-        found = verify.verify_sufficiency(self._tools, question, pool, best, self.allowed_papers)
-        self._merge(verdicts=[found.verdict.model_dump()], named_papers=found.named)
-        verdict = found.verdict
-        status = "sufficient" if verdict.sufficient else f"insufficient; missing: {verdict.missing or 'not said'}"
-        return f"{status}; evidence in: {', '.join(found.named) or 'no paper named'}"
+        self.state["question"] = " ".join(question.split())
+        return self._call("verify_sufficiency").status
 
     def synthesize_answer(self, question: str) -> str:
         """The cited answer to ``question`` from the final papers' pooled passages; writes its trace."""
-        state = self.state
-        answer = synthesize.synthesize_answer(
-            self._tools,
-            question,
-            state["pool"],
-            state["final_papers"],
-            state["best_reranker_score"],
-            None,
-            state["round"],
-        )
-        self.answer = self.session.finish(
-            self.context, {"answer": answer.model_dump(mode="json"), "verdicts": state["verdicts"]}, None
-        )
+        self.state["question"] = " ".join(question.split())
+        step = self._call("synthesize_answer")
+        with self.context.recorder.step("node", "finish") as data:
+            apply_update(self.state, closing_update(self.state, self.context, data))  # type: ignore[arg-type]
+        self.answer = self.session.finish(self.context, self.state, None)
         sources = [
             f"[{c.number}] {c.chunk_id} ({c.paper_id}, {c.locator.describe()}): “{c.quote}”"
             for c in self.answer.citations
         ]
-        return "\n".join([self.answer.text, f"({answer_status(self._tools, self.answer)})", *sources])
+        return "\n".join([self.answer.text, f"({step.status})", *sources])
 
 
 def corpus_tools(session: Session, *, allowed_papers: list[str] | None = None) -> CorpusToolkit:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Literal
 
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, Field
 
+from lit3r.agent.context import PlannerKind
 from lit3r.app.session import Session
 from lit3r.platform.embed import agent_subgraph
 from lit3r.settings import load_settings
@@ -33,7 +33,7 @@ class PlatformContext(BaseModel):
         description="The corpus home folder (default: LIT3R_HOME, else ./.lit3r).",
     )
     preset: str | None = Field(default=None, description="A named preset (default, qasper, local) or a JSON file.")
-    planner: Literal["fixed", "llm"] = Field(default="fixed", description="'fixed' (Lit3R sequence) or 'llm'.")
+    planner: PlannerKind = Field(default="fixed", description="'fixed' (Lit3R sequence) or 'llm'.")
 
 
 _sessions: dict[tuple[str, str | None, str], Session] = {}

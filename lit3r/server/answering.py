@@ -1,36 +1,21 @@
 """The answer runs behind the routes (synchronous: they run in the runtime's executor): a question, a thread
-turn and a chat-completions turn, each through the shared session, each returning ``lit3r ask --json``'s
-document with the trace id."""
+turn and a chat-completions turn, each through the shared session, each recorded in the server's catalogue.
+
+The answer document and the turn's position come from the app layer (:class:`~lit3r.app.session.Reply`); what
+is the server's own is the catalogue: which threads it made, each turn's message and trace, and which thread a
+chat-completions conversation continues in.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from lit3r.agent.rewrite import HISTORY_TURNS
-from lit3r.app.session import Session, Thread
-from lit3r.cli.agent import answer_document
+from lit3r.app.session import Reply, Session, Thread
 from lit3r.llm.trace import Listener
-from lit3r.models import Answer
 from lit3r.server.catalog import Catalog, fingerprint
-from lit3r.server.errors import ApiError
 from lit3r.server.schemas import AskRequest
-
-
-def trace_id_of(answer: Answer) -> str:
-    return Path(answer.trace_path or "").stem
-
-
-def document(answer: Answer, **extra: Any) -> dict[str, Any]:
-    """``lit3r ask --json``'s document plus the trace id and ``extra``."""
-    return {**answer_document(answer), "trace_id": trace_id_of(answer), **extra}
-
-
-def check_papers(session: Session, papers: Sequence[str] | None) -> None:
-    unknown = [p for p in papers or [] if p not in session.index.papers]
-    if unknown:
-        raise ApiError(404, "unknown_paper", f"no paper with id {', '.join(repr(p) for p in unknown[:5])}")
 
 
 def ask(
@@ -40,9 +25,8 @@ def ask(
     max_seconds: float | None,
     on_event: Listener | None = None,
 ) -> dict:
-    """One question (``thread_id``: as that thread's next turn, answered as asked)."""
-    check_papers(session, request.papers)
-    answer = session.ask(
+    """One question (``thread_id``: as that thread's next turn, answered as asked); its answer document."""
+    reply = session.reply(
         request.question,
         options=request.options,
         allowed_papers=request.papers,
@@ -52,9 +36,8 @@ def ask(
         on_event=on_event,
     )
     if request.thread_id is not None:
-        position = len(session.thread(request.thread_id).history()) - 1
-        catalog.add_turn(request.thread_id, position, answer.question, trace_id_of(answer))
-    return document(answer, thread_id=request.thread_id)
+        catalog.add_turn(request.thread_id, reply.turn, reply.answer.question, reply.document.trace_id)
+    return reply.document.model_dump(mode="json")
 
 
 def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:
@@ -64,12 +47,11 @@ def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:
 
 def turn(
     thread: Thread, catalog: Catalog, message: str, planner: str | None = None, on_event: Listener | None = None
-) -> tuple[Answer, dict]:
+) -> Reply:
     """The thread's next turn (a follow-up is rewritten first), recorded in the catalogue."""
-    answer = thread.ask(message, planner=planner, on_event=on_event)  # type: ignore[arg-type]
-    position = len(thread.history()) - 1
-    catalog.add_turn(thread.thread_id, position, " ".join(message.split()), trace_id_of(answer))
-    return answer, document(answer, thread_id=thread.thread_id, message=" ".join(message.split()))
+    reply = thread.reply(message, planner=planner, on_event=on_event)
+    catalog.add_turn(thread.thread_id, reply.turn, reply.document.message, reply.document.trace_id)
+    return reply
 
 
 def history(session: Session, catalog: Catalog, thread_id: str) -> list[dict[str, Any]]:

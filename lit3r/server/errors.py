@@ -1,4 +1,8 @@
-"""Errors as JSON: every failure a client sees is ``{"error": {"code", "message"}}``, never a traceback."""
+"""Errors as JSON: every failure a client sees is ``{"error": {"code", "message"}}``, never a traceback.
+
+The app layer's errors (:mod:`lit3r.app.errors`) are mapped here once: :data:`KIND_STATUS` gives each kind its
+HTTP status (:data:`CODE_STATUS` the codes that differ), the error's own code is the body's ``code``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from lit3r.app.errors import AppError, Kind, classify
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +35,12 @@ CODES = {
 }
 
 
+KIND_STATUS: dict[Kind, int] = {"user": 422, "not_found": 404, "unavailable": 400, "upstream": 502}
+"""The HTTP status of each kind of app error."""
+CODE_STATUS = {"no_index": 409}
+"""App error codes whose status is not their kind's (no index yet: a conflict the ingest job resolves)."""
+
+
 class ApiError(Exception):
     """An error answered as JSON with ``status``, a stable ``code`` and a message for people."""
 
@@ -38,6 +50,18 @@ class ApiError(Exception):
         self.code = code
         self.message = message
         self.headers = headers
+
+
+def as_api_error(exc: BaseException) -> ApiError:
+    """What a client is told about a failure: an app error with its status, anything else a 500 (logged with
+    its traceback)."""
+    if isinstance(exc, ApiError):
+        return exc
+    error = classify(exc)
+    if error is None:
+        log.error("request failed", exc_info=exc)
+        return ApiError(500, "internal_error", f"the request failed ({type(exc).__name__}); see the server log")
+    return ApiError(CODE_STATUS.get(error.code, KIND_STATUS[error.kind]), error.code, error.message)
 
 
 def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
@@ -64,6 +88,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api(_request: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.code, exc.message, exc.headers)
+
+    @app.exception_handler(AppError)
+    async def _app(_request: Request, exc: AppError) -> JSONResponse:
+        error = as_api_error(exc)
+        return error_response(error.status, error.code, error.message)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:

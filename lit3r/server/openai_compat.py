@@ -1,8 +1,9 @@
 """OpenAI chat-completions shapes: a request's conversation, and an answer as a completion or as chunks.
 
 The reply's ``content`` is the answer text with its ``[n]`` markers and a Sources block any chat client can
-show; the structured citations travel in an extra top-level ``citations`` field (and ``lit3r``: thread,
-trace, standalone question, sufficiency), which OpenAI's client keeps as extra attributes.
+show; the structured citations travel in an extra top-level ``citations`` field and the whole answer document
+(:class:`~lit3r.app.documents.AnswerDocument`: thread, trace, standalone question, sufficiency, ...) under
+``lit3r``, which OpenAI's client keeps as extra attributes.
 """
 
 from __future__ import annotations
@@ -72,13 +73,13 @@ def _where(locator: Mapping[str, Any]) -> str:
     return Locator.model_validate(locator).describe()
 
 
-def sources_block(document: Mapping[str, Any], titles: Mapping[str, str]) -> str:
+def sources_block(document: Mapping[str, Any]) -> str:
     """``Sources:`` and one line per citation: number, paper title and id, where, and the quote (cut)."""
     lines = []
     for citation in document["citations"]:
         quote = " ".join(citation["quote"].split())
         quote = quote if len(quote) <= QUOTE_CHARS else quote[: QUOTE_CHARS - 1] + "…"
-        title = titles.get(citation["paper_id"], citation["paper_id"])
+        title = citation.get("paper_title") or citation["paper_id"]
         where = _where(citation["locator"])
         lines.append(
             f"[{citation['number']}] {title} ({citation['paper_id']}){', ' + where if where else ''}: “{quote}”"
@@ -86,24 +87,15 @@ def sources_block(document: Mapping[str, Any], titles: Mapping[str, str]) -> str
     return "Sources:\n" + "\n".join(lines) if lines else ""
 
 
-def reply_content(document: Mapping[str, Any], titles: Mapping[str, str]) -> str:
+def reply_content(document: Mapping[str, Any]) -> str:
     """The answer text, then its Sources block."""
-    sources = sources_block(document, titles)
+    sources = sources_block(document)
     return f"{document['answer']}\n\n{sources}" if sources else document["answer"]
 
 
 def extras(document: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields a completion carries beyond OpenAI's."""
-    return {
-        "citations": document["citations"],
-        "lit3r": {
-            "thread_id": document.get("thread_id"),
-            "trace_id": document["trace_id"],
-            "question": document["question"],
-            "sufficient": document["sufficient"],
-            "candidate_papers": document["candidate_papers"][:10],
-        },
-    }
+    """The fields a completion carries beyond OpenAI's: the citations, and the answer document under ``lit3r``."""
+    return {"citations": document["citations"], "lit3r": dict(document)}
 
 
 def usage(trace: Mapping[str, Any] | None) -> dict[str, int]:

@@ -9,38 +9,17 @@ A run keeps its slot and its lease on the session until the graph is done, even 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal, TypeVar
 
-from lit3r.index.corpus_index import IndexNotBuiltError
-from lit3r.llm.errors import LLMConfigError, LLMError
 from lit3r.llm.trace import Listener
 from lit3r.models import TraceEvent
-from lit3r.server.errors import ApiError
+from lit3r.server.errors import ApiError, as_api_error
 from lit3r.server.runtime import Runtime, Ticket
-
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 PING_S = 15.0
 Item = tuple[Literal["step", "result", "error", "ping"], Any]
-
-
-def as_api_error(exc: BaseException) -> ApiError:
-    """What a client is told about a failed run (unexpected failures are logged with their traceback)."""
-    if isinstance(exc, ApiError):
-        return exc
-    if isinstance(exc, LLMConfigError):
-        return ApiError(400, "llm_unavailable", str(exc))
-    if isinstance(exc, IndexNotBuiltError):
-        return ApiError(409, "no_index", str(exc))
-    if isinstance(exc, LLMError):
-        return ApiError(502, "llm_failed", f"the language model call failed: {exc}")
-    if isinstance(exc, ValueError):
-        return ApiError(422, "invalid_request", str(exc))
-    log.error("answer run failed", exc_info=exc)
-    return ApiError(500, "internal_error", f"the answer run failed ({type(exc).__name__}); see the server log")
 
 
 def _in_ticket(ticket: Ticket, work: Callable[[], T]) -> Callable[[], T]:

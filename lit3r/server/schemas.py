@@ -1,7 +1,7 @@
 """Request bodies (validated: a malformed body is a 422 naming the field) and documented response shapes.
 
-Routes return the documents themselves (``lit3r ask --json``'s, built by
-:func:`lit3r.cli.agent.answer_document`); the response models here describe them in the OpenAPI document.
+The answer document and the corpus views are the app layer's (:mod:`lit3r.app.documents`,
+:mod:`lit3r.app.corpus`): routes return them and the OpenAPI document describes them with those same models.
 """
 
 from __future__ import annotations
@@ -10,7 +10,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lit3r.models import Citation, ClaimCheck, Locator
+from lit3r.agent.context import PlannerKind
+from lit3r.app.corpus import ChunkView, PaperList, PaperSummary, PaperView, Section
+from lit3r.app.documents import AnswerDocument
+
+__all__ = ["AnswerDocument", "ChunkView", "PaperList", "PaperSummary", "PaperView", "Section"]
 
 TRACE_ID = r"^\d{8}T\d{6}-[0-9a-f]{8}$"
 THREAD_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
@@ -18,7 +22,7 @@ JOB_ID = r"^[0-9a-f]{12}$"
 ITEM_ID = r"^[^/\\\x00-\x1f]{1,300}$"
 """Paper and chunk ids: never a path on the server, only looked up; no slashes or control characters."""
 
-Planner = Literal["fixed", "llm"]
+Planner = PlannerKind
 Text = Annotated[str, Field(min_length=1, max_length=4000)]
 
 
@@ -49,25 +53,6 @@ class MessageRequest(Strict):
     planner: Planner | None = None
 
 
-class AnswerDocument(BaseModel):
-    """``lit3r ask --json``'s document, plus the trace id (and the thread's fields for a thread turn)."""
-
-    answer: str
-    citations: list[Citation]
-    sufficient: bool
-    option: str | None = None
-    table: list[dict[str, str]] | None = None
-    candidate_papers: list[str]
-    rounds: int
-    trace_path: str | None
-    question: str
-    supported_fraction: float | None = None
-    claims: list[ClaimCheck] = []
-    trace_id: str
-    thread_id: str | None = None
-    message: str | None = Field(default=None, description="A thread turn: the message as the user wrote it.")
-
-
 class ThreadInfo(BaseModel):
     thread_id: str
     title: str
@@ -86,37 +71,6 @@ class TurnInfo(BaseModel):
 
 class ThreadHistory(ThreadInfo):
     history: list[TurnInfo]
-
-
-class ChunkInfo(BaseModel):
-    chunk_id: str
-    paper_id: str
-    type: str
-    locator: Locator
-    text: str
-    paper_title: str
-    has_pdf: bool = Field(description="Whether a page image can be rendered for this chunk.")
-
-
-class PaperInfo(BaseModel):
-    paper_id: str
-    title: str
-    authors: list[str]
-    venue: str | None
-    year: int | None
-    chunks: int
-    source_format: str | None
-    has_pdf: bool
-
-
-class Section(BaseModel):
-    heading: str | None
-    chunks: list[dict[str, Any]]
-
-
-class PaperDetail(PaperInfo):
-    abstract: str
-    sections: list[Section]
 
 
 class PagePassageInfo(BaseModel):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 from lit3r.agent.rewrite import ChatTurn, llm_rewrite, rule_rewrite
 from lit3r.agent.state import POOL_DECAY, carry_pool, stable_numbers
 from lit3r.answers import validate_answer
-from lit3r.app.session import ChatSession, Session
+from lit3r.app.session import Session, Thread
 from lit3r.cli import app
 from lit3r.graphs.agent import run_config
 from lit3r.llm.wrapper import LLM
@@ -40,7 +41,14 @@ def index(seed_memory_index: MemoryIndex) -> MemoryIndex:
     return seed_memory_index  # the expected pools below (20 per search, pins) are the seed's retrieval rules
 
 
-def thread_state(chat: ChatSession) -> dict:
+@contextmanager
+def chat_thread(index: MemoryIndex, thread_id: str) -> Iterator[Thread]:
+    """A thread of a session opened for it, as `lit3r chat` runs one."""
+    with Session(index.settings, index=index) as session:
+        yield session.thread(thread_id)
+
+
+def thread_state(chat: Thread) -> dict:
     """The checkpointed graph state of the chat's thread."""
     return chat.session.threaded_graph().get_state(run_config(chat.thread_id)).values
 
@@ -130,11 +138,11 @@ def test_rewrite_prompt_keeps_the_conversation_as_neutralised_data() -> None:
 
 
 def test_two_turns_rewrite_the_follow_up_reuse_the_pool_and_keep_citation_numbers(index) -> None:
-    with ChatSession(index.settings, "two-turns", index=index) as session:
+    with chat_thread(index, "two-turns") as session:
         first = session.ask(QUESTION)
         pool_1 = thread_state(session)["pool"]
-        second = session.ask(FOLLOW_UP)
-        state = thread_state(session)
+        reply = session.reply(FOLLOW_UP)
+        second, state = reply.answer, thread_state(session)
         history = session.history()
     assert first.question == QUESTION and second.question == REWRITTEN
     assert [m.text for m in state["messages"] if isinstance(m, HumanMessage)] == [QUESTION, REWRITTEN]
@@ -152,20 +160,21 @@ def test_two_turns_rewrite_the_follow_up_reuse_the_pool_and_keep_citation_number
     for answer in (first, second):
         assert validate_answer(answer, index.chunk_by_id.get) == []
     assert [(t.question, t.answer) for t in history] == [(QUESTION, first.text), (REWRITTEN, second.text)]
+    assert reply.turn == 1 and reply.document.turn == 1 and reply.document.message == FOLLOW_UP  # from the run
     assert history[1].citations == {n: c for c, n in numbers(second).items()}
 
 
 def test_resume_after_reopening_the_session(index) -> None:
-    with ChatSession(index.settings, "resume", index=index) as session:
+    with chat_thread(index, "resume") as session:
         first = session.ask(QUESTION)
-    with ChatSession(index.settings, "resume", index=index) as reopened:
+    with chat_thread(index, "resume") as reopened:
         assert [(t.question, t.answer) for t in reopened.history()] == [(QUESTION, first.text)]
         second = reopened.ask(FOLLOW_UP)
         assert len(reopened.history()) == 2
     assert second.question == REWRITTEN  # the rule read the question asked before the restart
     shared = set(numbers(first)) & set(numbers(second))
     assert shared and all(numbers(first)[c] == numbers(second)[c] for c in shared)
-    with ChatSession(index.settings, "another-thread", index=index) as other:
+    with chat_thread(index, "another-thread") as other:
         assert other.history() == []
 
 
@@ -237,7 +246,7 @@ def test_llm_rewrite_is_recorded_and_answered(index, monkeypatch: pytest.MonkeyP
     standalone = "Which lexical analysis does the okapi saturation paper report?"
     model = FakeToolCallingModel(script=[tool_call("StandaloneQuestion", question=standalone)])
     rewrite_model_only(monkeypatch, model)
-    with ChatSession(index.settings, "llm-rewrite", index=index) as session:
+    with chat_thread(index, "llm-rewrite") as session:
         session.ask(QUESTION)  # the first message needs no rewrite: no model call
         assert model.calls == []
         answer = session.ask(FOLLOW_UP)

@@ -16,10 +16,12 @@ from lit3r.app.session import Session
 from lit3r.app.traces import load_trace
 from lit3r.platform import agent_subgraph, corpus_tools
 from lit3r.platform.graph import PlatformContext, close_sessions, make_graph, session_for
+from lit3r.settings import load_settings
 
 from fakes.agent import assert_grounded
 from fakes.chat import FakeToolCallingModel, tool_call
 from fakes.corpus import QUESTION
+from fakes.demo import DEMO_QUESTION
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "INTEGRATION.md"
 
@@ -62,7 +64,7 @@ def test_the_guides_host_agent_researches_with_the_six_tools_then_runs_the_whole
         "synthesize_answer",
     ]
     statuses = {m.name: m.text for m in state["messages"] if isinstance(m, ToolMessage)}
-    assert "[sparse::c" in statuses["search_chunks"] and statuses["verify_sufficiency"].startswith("sufficient")
+    assert "top papers: sparse" in statuses["search_chunks"] and statuses["verify_sufficiency"].startswith("sufficient")
     assert toolkit.answer is not None and toolkit.answer.sufficient
     assert_grounded(toolkit.answer, session.index)
     assert toolkit.answer.text.splitlines()[0] in statuses["synthesize_answer"]
@@ -81,14 +83,19 @@ def test_the_toolkit_pool_merges_searches_and_stales_the_final_papers(session) -
     tools["search_chunks"].invoke({"query": "okapi lexical saturation"})
     first = dict(toolkit.state["pool"])
     tools["expand_neighbors"].invoke({})
-    assert toolkit.state["final_papers"]
+    assert toolkit.state["final_papers"] and not toolkit.stale
     tools["search_chunks"].invoke({"query": "okapi inverted index"})
     pool = toolkit.state["pool"]
     assert set(first) <= set(pool) and all(pool[c] >= s for c, s in first.items())
-    assert toolkit.state["final_papers"] is None and toolkit.state["subqueries"] == [
-        "okapi lexical saturation",
-        "okapi inverted index",
-    ]
+    assert (
+        toolkit.stale
+        and toolkit.state["round"] == 2
+        and toolkit.state["subqueries"]
+        == [
+            "okapi lexical saturation",
+            "okapi inverted index",
+        ]
+    )
     assert "okapi" in tools["read_paper"].invoke({"paper_id": "sparse"}).lower()
     with pytest.raises(Exception, match="the pool is empty"):
         corpus_tools(session).tools[2].invoke({})
@@ -103,6 +110,7 @@ def test_the_subgraph_has_a_narrow_input_and_output_and_streams_trace_steps(sess
         "sufficient",
         "candidate_papers",
         "trace_id",
+        "document",
     }
     custom, values = [], {}
     for mode, part in graph.stream({"question": QUESTION, "papers": ["sparse"]}, stream_mode=["custom", "values"]):
@@ -112,6 +120,36 @@ def test_the_subgraph_has_a_narrow_input_and_output_and_streams_trace_steps(sess
             values = part
     assert {(e["type"], e["name"]) for e in custom} >= {("tool", "search_chunks"), ("node", "synthesize_answer")}
     assert values["candidate_papers"] == ["sparse"] and values["sufficient"]
+    assert values["document"]["answer"] == values["answer"] and values["document"]["trace_id"] == values["trace_id"]
+    assert all(e["summary"] and "started_at" in e for e in custom)  # the one stream-step view
+
+
+def test_the_toolkit_and_the_graph_reach_the_same_pool_and_answer_on_the_demo_corpus(demo_home) -> None:
+    """The graph's own tool calls (the fixed Lit3R sequence), replayed through the toolkit one by one."""
+    with Session(load_settings(None, home=demo_home)) as opened:
+        retrieval = opened.retrieve(DEMO_QUESTION)
+        graph_answer = opened.ask(DEMO_QUESTION)
+        calls = [
+            (e["name"], e["data"]["args"]) for e in load_trace(graph_answer.trace_path)["events"] if e["type"] == "tool"
+        ]
+        assert [name for name, _args in calls].count("search_chunks") >= 2
+        toolkit = corpus_tools(opened)
+        tools = {t.name: t for t in toolkit.tools}
+        for name, args in calls:
+            tools[name].invoke({"question": DEMO_QUESTION} if name == "verify_sufficiency" else args)
+        tools["expand_neighbors"].invoke({})  # the answer path the graph runs as nodes
+        tools["synthesize_answer"].invoke({"question": DEMO_QUESTION})
+    state, answer = toolkit.state, toolkit.answer
+    assert state["pool"] == pytest.approx(dict(retrieval.pool)) and state["subqueries"] == retrieval.subqueries
+    assert [{k: v for k, v in r.items() if k != "round"} for r in state["verdicts"]] == [
+        v.model_dump() for v in retrieval.verdicts
+    ]
+    assert state["round"] == retrieval.rounds == graph_answer.rounds
+    assert [p for p, _s in state["final_papers"]] == [p for p, _s in retrieval.final_papers]
+    assert [s for _p, s in state["final_papers"]] == pytest.approx([s for _p, s in retrieval.final_papers])
+    assert answer is not None and answer.text == graph_answer.text and answer.sufficient == graph_answer.sufficient
+    assert answer.citations == graph_answer.citations and answer.candidate_papers == graph_answer.candidate_papers
+    assert answer.claims == graph_answer.claims and answer.rounds == graph_answer.rounds
 
 
 def test_the_platform_graph_takes_a_json_context_and_opens_one_session_per_context(disk_index, hashing_encoder):

@@ -282,7 +282,9 @@ def test_llm_planner_whose_model_fails_hands_over_to_the_fixed_sequence(index) -
 
 
 def test_unknown_paper_ids_are_an_error_not_an_abstention(index, capsys) -> None:
+    from lit3r.app.errors import NotFound
     from lit3r.app.session import Session
 
-    with Session(index.settings, index=index) as session, pytest.raises(ValueError, match="unknown paper id"):
+    with Session(index.settings, index=index) as session, pytest.raises(NotFound, match="unknown paper id") as raised:
         session.ask(QUESTION, allowed_papers=["no-such-paper"])
+    assert raised.value.code == "unknown_paper"

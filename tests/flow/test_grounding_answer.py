@@ -12,9 +12,10 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from lit3r.app.ask import ask
+from lit3r.app.documents import answer_document
 from lit3r.app.session import Session, _extractive_fallback
 from lit3r.app.traces import load_trace
-from lit3r.cli.agent import answer_document, print_answer
+from lit3r.cli.agent import print_answer
 from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.judges.llm import LLMJudge
 from lit3r.grounding.verify import UNSUPPORTED_MARK
@@ -141,7 +142,7 @@ def test_ask_offline_verifies_the_extractive_answer_with_the_exact_judge(index, 
     (event,) = [e for e in load_trace(answer.trace_path)["events"] if e["type"] == "verify"]
     assert event["data"]["judge"] == "exact" and len(event["data"]["claims"]) == len(answer.claims)
     assert load_trace(answer.trace_path)["answer"]["supported_fraction"] == 1.0
-    assert answer_document(answer)["supported_fraction"] == 1.0  # lit3r ask --json
+    assert answer_document(answer, index.papers).supported_fraction == 1.0  # lit3r ask --json
     print_answer(answer)
     shown = " ".join(capsys.readouterr().out.split())
     assert f"quotes checked: {len(answer.claims)}/{len(answer.claims)} claims are verbatim" in shown

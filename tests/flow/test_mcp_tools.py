@@ -90,13 +90,13 @@ def test_ask_answers_with_citations_whose_quotes_stand_in_their_chunks_and_repor
 
 
 def test_a_long_step_still_sends_heartbeats(session, monkeypatch: pytest.MonkeyPatch) -> None:
-    original = session.ask
+    original = session.reply
 
-    def slow_ask(*args, **kwargs):
+    def slow_reply(*args, **kwargs):
         time.sleep(1.2)  # a model call that takes a while, before any step completes
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(session, "ask", slow_ask)
+    monkeypatch.setattr(session, "reply", slow_reply)
     messages: list[str] = []
 
     async def on_progress(_value, _total, message) -> None:
@@ -158,7 +158,7 @@ def test_bad_arguments_are_mcp_errors_and_the_server_keeps_answering(session) ->
     calls = [
         ("ask", {"question": ""}, "at least 1 character"),
         ("ask", {}, "question"),
-        ("ask", {"question": QUESTION, "papers": ["nope"]}, "unknown paper ids: 'nope'"),
+        ("ask", {"question": QUESTION, "papers": ["nope"]}, "unknown paper id(s): nope"),
         ("ask", {"question": QUESTION, "thread_id": "../x"}, "thread_id"),
         ("search", {"query": 5}, "valid string"),
         ("search", {"query": "x", "k": 0}, "greater than or equal to 1"),

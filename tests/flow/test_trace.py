@@ -11,10 +11,10 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from lit3r.app.ask import ask
+from lit3r.app.errors import Unavailable
 from lit3r.app.session import Session
 from lit3r.app.traces import load_trace, render_timeline, summarize, write_trace
 from lit3r.graphs.agent import build_graph
-from lit3r.llm.errors import LLMConfigError
 from lit3r.llm.trace import TraceRecorder
 from lit3r.models import Answer, Fallback, TraceEvent
 from lit3r.reading.reader import ModelReader
@@ -160,7 +160,7 @@ def test_trace_json_survives_numpy_values(tmp_path) -> None:
 
 
 def test_ask_without_a_model_refuses_the_llm_planner_and_wires_llm_pieces_with_one(index) -> None:
-    with pytest.raises(LLMConfigError):
+    with pytest.raises(Unavailable, match="planner 'llm' needs a chat model"):
         ask(QUESTION, settings=index.settings, index=index, reranker=None, planner="llm")
     with Session(index.settings, index=index, reranker=None, chat_model=FakeToolCallingModel(), planner="llm") as s:
         context = s.context()

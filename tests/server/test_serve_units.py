@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from lit3r.app.documents import answer_document
+from lit3r.app.session import Reply
 from lit3r.corpus.parsers import SUPPORTED_SUFFIXES
 from lit3r.corpus.store import CorpusStore, file_sha256
 from lit3r.models import Answer
@@ -81,11 +83,15 @@ class BlockingSession:
         self.traces = traces
         self.index = type("Index", (), {"papers": {}})()
 
-    def ask(self, question: str, **_options: object) -> Answer:
+    def check_request(self, planner: str | None = None, papers: object = None) -> None:
+        pass
+
+    def reply(self, question: str, **_options: object) -> Reply:
         self.started.set()
         assert self.release.wait(30)
         path = self.traces / "20260101T000000-0123abcd.json"
-        return Answer(question=question, text="No evidence.", sufficient=False, trace_path=str(path))
+        answer = Answer(question=question, text="No evidence.", sufficient=False, trace_path=str(path))
+        return Reply(answer, answer_document(answer, {}))
 
     def close(self) -> None:
         pass
@@ -231,8 +237,8 @@ def test_conversations_and_sources() -> None:
     assert planner_for("lit3r", False) == "fixed" and planner_for("lit3r-llm", True) == "llm"
     with pytest.raises(ApiError, match="offers lit3r$"):
         planner_for("lit3r-llm", False)
-    citation = {"number": 1, "paper_id": "p", "locator": {"page": 2, "section": "2 Results"}, "quote": "q " * 200}
-    block = sources_block({"citations": [citation]}, {"p": "A Paper"})
+    citation = {"number": 1, "paper_id": "p", "paper_title": "A Paper", "locator": {"page": 2, "section": "2 Results"}}
+    block = sources_block({"citations": [{**citation, "quote": "q " * 200}]})
     assert block.startswith("Sources:\n[1] A Paper (p), p. 2 · § 2 Results: “q q") and block.endswith("…”")
 
 

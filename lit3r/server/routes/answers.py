@@ -13,11 +13,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from lit3r.app.traces import summarize
+from lit3r.app.documents import step_view
 from lit3r.llm.trace import Listener
-from lit3r.models import TraceEvent
 from lit3r.server import answering
-from lit3r.server.errors import ApiError, error_body
+from lit3r.server.errors import ApiError, as_api_error, error_body
 from lit3r.server.routes import runtime_of
 from lit3r.server.runs import run, run_events
 from lit3r.server.runtime import Runtime, Ticket
@@ -36,29 +35,12 @@ router = APIRouter(tags=["answers"])
 ThreadId = Annotated[str, Path(pattern=THREAD_ID, description="A thread id.")]
 
 
-def step(event: TraceEvent) -> dict[str, Any]:
-    """A trace event as a stream step: what happened, when, for how long, in one line."""
-    data = event.data or {}
-    out = {
-        "type": event.type,
-        "name": event.name,
-        "round": event.round,
-        "started_at": event.started_at,
-        "duration_ms": event.duration_ms,
-        "summary": summarize(event.model_dump()),
-    }
-    if event.type == "llm":
-        out["tokens"] = {"prompt": data.get("prompt_tokens", 0), "completion": data.get("completion_tokens", 0)}
-        out["model"] = data.get("model")
-    return out
-
-
 async def answer_frames(runtime: Runtime, ticket: Ticket, work: Callable[[Listener], dict]) -> AsyncIterator[bytes]:
     async for kind, value in run_events(runtime, ticket, work):
         if kind == "ping":
             yield PING
         elif kind == "step":
-            yield frame("step", step(value))
+            yield frame("step", step_view(value))
         elif kind == "result":
             yield frame("answer", value)
             yield frame("done", {"trace_id": value["trace_id"], "thread_id": value.get("thread_id")})
@@ -66,19 +48,22 @@ async def answer_frames(runtime: Runtime, ticket: Ticket, work: Callable[[Listen
             yield frame("error", error_body(value.code, value.message))
 
 
-def admit(runtime: Runtime, planner: str | None) -> Ticket:
-    """Admit an answer run; what can be refused before it starts is refused with a status, not in the stream."""
+def admit(runtime: Runtime, planner: str | None, papers: list[str] | None = None) -> Ticket:
+    """Admit an answer run; what the session would refuse (planner, papers) is refused here with a status,
+    before a stream starts."""
     ticket = runtime.admit()
-    if planner == "llm" and ticket.session.chat_model is None:
+    try:
+        ticket.session.check_request(planner, papers)
+    except Exception as exc:
         ticket.release()
-        raise ApiError(400, "llm_unavailable", "planner 'llm' needs a chat model: this server has none configured")
+        raise as_api_error(exc) from exc
     return ticket
 
 
 @router.post("/ask", response_model=None, responses={200: {"model": AnswerDocument}})
 async def ask(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]) -> dict:
     """Answer a question with citations (the document of `lit3r ask --json`, plus `trace_id`)."""
-    ticket = admit(runtime, body.planner)
+    ticket = admit(runtime, body.planner, body.papers)
     seconds = runtime.settings.server.answer_max_seconds
 
     def work() -> dict:
@@ -91,7 +76,7 @@ async def ask(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]
 @router.post("/ask/stream", response_model=None, responses=SSE_RESPONSE)
 async def ask_stream(body: AskRequest, runtime: Annotated[Runtime, Depends(runtime_of)]):
     """Answer a question as server-sent events: `step`... then `answer` then `done` (or one `error`)."""
-    ticket = admit(runtime, body.planner)
+    ticket = admit(runtime, body.planner, body.papers)
     seconds = runtime.settings.server.answer_max_seconds
 
     def work(listener: Listener) -> dict:
@@ -137,7 +122,9 @@ def _turn_work(runtime: Runtime, ticket: Ticket, thread_id: str, body: MessageRe
     def work(listener: Listener | None = None) -> dict:
         with runtime.thread_lock(thread_id):
             thread = ticket.session.thread(thread_id)
-            return answering.turn(thread, runtime.catalog, body.message, body.planner, listener)[1]
+            return answering.turn(thread, runtime.catalog, body.message, body.planner, listener).document.model_dump(
+                mode="json"
+            )
 
     return work
 

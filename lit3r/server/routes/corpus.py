@@ -3,20 +3,18 @@ image of a PDF chunk with the cited passage highlighted, and ``/v1/search``."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import quote as url_quote
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
-from lit3r.index.corpus_index import CorpusIndex
-from lit3r.models import Chunk, Paper
-from lit3r.retrieval.search import search_index
+from lit3r.app import corpus
 from lit3r.server import pages
 from lit3r.server.errors import ApiError
 from lit3r.server.routes import runtime_of
-from lit3r.server.schemas import ITEM_ID, ChunkInfo, PagePassageInfo, PaperDetail, PaperInfo
+from lit3r.server.schemas import ITEM_ID, ChunkView, PagePassageInfo, PaperList, PaperView
 from lit3r.textutil import fold_key
 
 router = APIRouter(tags=["corpus"])
@@ -29,92 +27,38 @@ Quote = Annotated[
 DEFAULT_QUOTE_CHARS = 200
 
 
-def has_pdf(paper: Paper) -> bool:
-    return paper.source_format == "pdf" and bool(paper.source) and paper.source.lower().endswith(".pdf")
-
-
-def paper_info(index: CorpusIndex, paper: Paper) -> dict[str, Any]:
-    return {
-        "paper_id": paper.id,
-        "title": paper.title,
-        "authors": paper.authors,
-        "venue": paper.venue,
-        "year": paper.year,
-        "chunks": len(index.chunks_by_paper.get(paper.id, [])),
-        "source_format": paper.source_format,
-        "has_pdf": has_pdf(paper),
-    }
-
-
-def chunk_info(index: CorpusIndex, chunk: Chunk) -> dict[str, Any]:
-    paper = index.papers[chunk.paper_id]
-    return {
-        **chunk.model_dump(mode="json", include={"paper_id", "type", "locator", "text"}),
-        "chunk_id": chunk.id,
-        "paper_title": paper.title,
-        "has_pdf": has_pdf(paper),
-    }
-
-
-def _paper(index: CorpusIndex, paper_id: str) -> Paper:
-    paper = index.papers.get(paper_id)
-    if paper is None:
-        raise ApiError(404, "unknown_paper", f"no paper with id {paper_id!r}")
-    return paper
-
-
-def _chunk(index: CorpusIndex, chunk_id: str) -> Chunk:
-    chunk = index.chunk_by_id.get(chunk_id)
-    if chunk is None:
-        raise ApiError(404, "unknown_chunk", f"no chunk with id {chunk_id!r}")
-    return chunk
-
-
-@router.get("/papers", response_model=dict[str, list[PaperInfo]])
-async def list_papers(request: Request) -> dict:
-    """Every paper of the index in use, in corpus order."""
+@router.get("/papers", response_model=PaperList)
+async def list_papers(request: Request) -> PaperList:
+    """Every paper of the index in use, sorted by id."""
     with runtime_of(request).lease() as lease:
-        index = lease.session.index
-        return {"papers": [paper_info(index, p) for p in index.papers.values()]}
+        return corpus.list_papers(lease.session)
 
 
-@router.get("/papers/{paper_id}", response_model=PaperDetail)
-async def get_paper(paper_id: PaperId, request: Request) -> dict:
-    """A paper with its abstract and its chunks grouped by section, in reading order."""
+@router.get("/papers/{paper_id}", response_model=PaperView)
+async def get_paper(paper_id: PaperId, request: Request) -> PaperView:
+    """A paper with its abstract, its chunks grouped by section in reading order, references and citing papers."""
     with runtime_of(request).lease() as lease:
-        index = lease.session.index
-        paper = _paper(index, paper_id)
-        sections: list[dict[str, Any]] = []
-        for chunk in index.chunks_by_paper.get(paper_id, []):
-            heading = chunk.locator.section
-            if not sections or sections[-1]["heading"] != heading:
-                sections.append({"heading": heading, "chunks": []})
-            sections[-1]["chunks"].append(
-                {"chunk_id": chunk.id, "type": chunk.type, "locator": chunk.locator.model_dump(), "text": chunk.text}
-            )
-        return {**paper_info(index, paper), "abstract": paper.abstract, "sections": sections}
+        return corpus.paper_view(lease.session, paper_id)
 
 
-@router.get("/chunks/{chunk_id}", response_model=ChunkInfo)
-async def get_chunk(chunk_id: ChunkId, request: Request) -> dict:
-    """A chunk's text and locator, with its paper's title."""
+@router.get("/chunks/{chunk_id}", response_model=ChunkView)
+async def get_chunk(chunk_id: ChunkId, request: Request) -> ChunkView:
+    """A chunk's text and locator, with its paper's title and its neighbours."""
     with runtime_of(request).lease() as lease:
-        index = lease.session.index
-        return chunk_info(index, _chunk(index, chunk_id))
+        return corpus.chunk_view(lease.session, chunk_id)
 
 
 def _passage(request: Request, chunk_id: str, quote: str | None) -> tuple[pages.Passage, str, str, str]:
     """The chunk's passage on its PDF page, the PDF path, its hash and the paper id (runs in a worker thread)."""
     runtime = runtime_of(request)
     with runtime.lease() as lease:
-        index = lease.session.index
-        chunk = _chunk(index, chunk_id)
-        paper = index.papers[chunk.paper_id]
+        chunk = corpus.chunk(lease.session, chunk_id)
+        paper = lease.session.index.papers[chunk.paper_id]
     text = quote if quote is not None else chunk.text[:DEFAULT_QUOTE_CHARS]
     if fold_key(text) not in fold_key(chunk.text):
         raise ApiError(422, "quote_not_in_chunk", "quote: the text is not part of this chunk")
     try:
-        path = pages.pdf_path(paper.source if has_pdf(paper) else None, runtime.settings.home)
+        path = pages.pdf_path(paper.source if corpus.has_pdf(paper) else None, runtime.settings.home)
         sha = pages.file_hash(path)
         passage = pages.locate(str(path), sha, chunk.locator.page or 1, text)
     except pages.PdfUnavailable as exc:
@@ -172,14 +116,7 @@ async def search(
 
     def ranked() -> list[dict]:
         with runtime_of(request).lease() as lease:
-            index = lease.session.index
-            unknown = [p for p in paper or [] if p not in index.papers]
-            if unknown:
-                raise ApiError(404, "unknown_paper", f"no paper with id {unknown[0]!r}")
-            try:
-                hits = search_index(index, q, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
-            except ValueError as exc:
-                raise ApiError(422, "invalid_request", str(exc)) from exc
-            return [h.model_dump(mode="json", exclude={"rank"}) for h in hits]
+            hits = corpus.search(lease.session, q, mode, k, paper)  # type: ignore[arg-type]
+        return [h.model_dump(mode="json", exclude={"rank"}) for h in hits]
 
     return {"query": q, "mode": mode, "hits": await run_in_threadpool(ranked)}

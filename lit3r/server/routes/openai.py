@@ -30,20 +30,15 @@ router = APIRouter(tags=["openai"])
 
 def _reply(runtime: Runtime, ticket: Ticket, prior: list[tuple[str, str]], message: str, planner: str) -> dict:
     """Run the turn; return the answer document, the reply (content, and its Sources block) and the usage."""
-    session, catalog = ticket.session, runtime.catalog
-    thread = answering.conversation_thread(session, catalog, prior, planner)
+    catalog = runtime.catalog
+    thread = answering.conversation_thread(ticket.session, catalog, prior, planner)
     with runtime.thread_lock(thread.thread_id):
-        answer, document = answering.turn(thread, catalog, message, planner)
-    titles = {c["paper_id"]: session.index.papers[c["paper_id"]].title for c in document["citations"]}
-    content = openai_compat.reply_content(document, titles)
+        reply = answering.turn(thread, catalog, message, planner)
+    document = reply.document.model_dump(mode="json")
+    content = openai_compat.reply_content(document)
     answering.remember_reply(catalog, prior, message, content, thread.thread_id)
-    tokens = openai_compat.usage(load_trace(answer.trace_path) if answer.trace_path else None)
-    return {
-        "document": document,
-        "content": content,
-        "sources": openai_compat.sources_block(document, titles),
-        "usage": tokens,
-    }
+    tokens = openai_compat.usage(load_trace(reply.answer.trace_path) if reply.answer.trace_path else None)
+    return {"document": document, "content": content, "sources": openai_compat.sources_block(document), "usage": tokens}
 
 
 @router.get("/models")
