@@ -12,8 +12,8 @@ model) whole.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import inspect
+from collections.abc import Mapping
 from typing import Protocol
 
 import numpy as np

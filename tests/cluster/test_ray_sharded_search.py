@@ -22,8 +22,8 @@ from lit3r.index.distributed.shard_build import build_shards
 from lit3r.index.distributed.shard_worker import tokenize_shard, write_shard
 from lit3r.index.distributed.sharded_index import ShardedBM25, ShardedCorpusIndex, ShardedDense, merge_hits
 from lit3r.index.distributed.shards import ShardSet, shard_of
-from lit3r.index.protocol import missing_members
 from lit3r.index.distributed.term_stats import corpus_stats
+from lit3r.index.protocol import missing_members
 from lit3r.retrieval.search import rank_chunks
 from lit3r.retrieval.subquery import sweep
 from lit3r.settings import Settings
