@@ -26,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from lit3r.agent.adapters import AGENT_TOOLS
+from lit3r.agent.adapters import agent_tools
 from lit3r.agent.compact_reader import CompactReader
 from lit3r.agent.context import Context, LLMReaderAdapter, PlannerKind, StopAfter
 from lit3r.agent.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
@@ -182,7 +182,7 @@ class Session:
             )
             hyde, decomposer = LLMHyde(llm, recorder=note), LLMDecomposer(llm, recorder=note)
         tools = ToolContext(self.index, settings, verifier, reader, reranker, self.gate, hyde, judge, recorder)
-        planner_model = llm.bind_tools(AGENT_TOOLS) if planner == "llm" else None
+        planner_model = llm.bind_tools(agent_tools(settings)) if planner == "llm" else None
         return Context(tools, decomposer, planner, planner_model, llm, budget, stop_after=stop_after)
 
     def _reader(self, llm: LLM, note: Any) -> LLMReader | CompactReader:

@@ -199,7 +199,7 @@ class CorpusToolkit:
         found = rescore.rerank(self._tools, query, self.state["pool"])
         if found.best_reranker_score is None:
             return "no reranker is configured: the pool is unchanged"
-        self._merge(pool=found.pool, best_reranker_score=found.best_reranker_score)
+        self._merge(pool=found.pool_update, best_reranker_score=found.best_reranker_score)
         return f"re-scored {len(found.pool)} pooled passages for {query!r}: {len(found.raised)} moved up"
 
     def expand_neighbors(self) -> str:
