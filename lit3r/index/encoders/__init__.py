@@ -10,7 +10,8 @@ Backends (``EmbedderSettings.backend``):
 
 and SPECTER2 through ``adapters`` for paper vectors (:mod:`lit3r.index.specter2`). Every encoder
 returns float32, L2-normalised ``(n, dim)`` matrices and applies its model's own pooling and
-query/passage prefixes. SPLADE-tiny, a sparse encoder, is in :mod:`.splade`.
+query/passage prefixes. SPLADE-tiny, a sparse encoder, is in :mod:`.splade`: a measured candidate
+(``benchmarks/bench_encoders.py`` fuses it with BM25 and the dense encoders), not on the search path.
 """
 
 from __future__ import annotations
