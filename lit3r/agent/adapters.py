@@ -1,7 +1,8 @@
 """The six tools as LangChain tools: what the planner sees and calls, over the pure tools of :mod:`lit3r.tools`.
 
-Each docstring is the tool's contract with the planner (when to call it, what it adds); only the arguments
-under ``Args:`` are visible to the model. The graph state arrives through ``InjectedState`` and the call id
+A tool's contract with the planner (when to call it, what it adds) is its docstring, or, for the four whose
+contract has numbers a preset changes, the text :mod:`lit3r.agent.contracts` writes from the settings in force
+(:func:`agent_tools`); of the docstring only the arguments under ``Args:`` are then visible to the model. The graph state arrives through ``InjectedState`` and the call id
 through ``InjectedToolCallId``; the run's :class:`~lit3r.agent.context.Context` comes from
 :func:`~lit3r.agent.context.current_context`. Tools that change the state return ``Command(update=...)`` with a
 one-line :class:`ToolMessage` status; ``read_paper`` only returns text. An exception becomes an error
