@@ -2,11 +2,12 @@
 
 A tool's contract with the planner (when to call it, what it adds) is its docstring, or, for the four whose
 contract has numbers a preset changes, the text :mod:`lit3r.agent.contracts` writes from the settings in force
-(:func:`agent_tools`); of the docstring only the arguments under ``Args:`` are then visible to the model. The graph state arrives through ``InjectedState`` and the call id
-through ``InjectedToolCallId``; the run's :class:`~lit3r.agent.context.Context` comes from
-:func:`~lit3r.agent.context.current_context`. Tools that change the state return ``Command(update=...)`` with a
-one-line :class:`ToolMessage` status; ``read_paper`` only returns text. An exception becomes an error
-``ToolMessage`` (the ToolNode handles tool errors), so the planner sees it and the run goes on.
+(:func:`agent_tools`); of the docstring only the arguments under ``Args:`` are then visible to the model. The
+graph state arrives through ``InjectedState`` and the call id through ``InjectedToolCallId``; the run's
+:class:`~lit3r.agent.context.Context` comes from :func:`~lit3r.agent.context.current_context`. Tools that change
+the state return ``Command(update=...)`` with a one-line :class:`ToolMessage` status; ``read_paper`` only returns
+text. An exception becomes an error ``ToolMessage`` (the ToolNode handles tool errors), so the planner sees it and
+the run goes on.
 """
 
 from __future__ import annotations
