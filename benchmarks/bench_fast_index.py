@@ -46,10 +46,10 @@ CALL = 256
 
 def sample_chunks(qasper: Path, size: int, seed: int) -> list[str]:
     from lit3r.corpus.chunkers import chunk_paper
-    from lit3r.corpus.parsers.qasper import parse_qasper
+    from lit3r.corpus.parsers.records import parse_records
     from lit3r.settings import ChunkerSettings
 
-    chunks = [c.text for paper in parse_qasper(qasper) for c in chunk_paper(paper, ChunkerSettings())]
+    chunks = [c.text for paper in parse_records(qasper) for c in chunk_paper(paper, ChunkerSettings())]
     rows = sorted(random.Random(seed).sample(range(len(chunks)), min(size, len(chunks))))
     return [chunks[i] for i in rows]  # corpus order
 

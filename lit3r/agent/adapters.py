@@ -1,11 +1,13 @@
 """The six tools as LangChain tools: what the planner sees and calls, over the pure tools of :mod:`lit3r.tools`.
 
-Each docstring is the tool's contract with the planner (when to call it, what it adds); only the arguments
-under ``Args:`` are visible to the model. The graph state arrives through ``InjectedState`` and the call id
-through ``InjectedToolCallId``; the run's :class:`~lit3r.agent.context.Context` comes from
-:func:`~lit3r.agent.context.current_context`. Tools that change the state return ``Command(update=...)`` with a
-one-line :class:`ToolMessage` status; ``read_paper`` only returns text. An exception becomes an error
-``ToolMessage`` (the ToolNode handles tool errors), so the planner sees it and the run goes on.
+A tool's contract with the planner (when to call it, what it adds) is its docstring, or, for the four whose
+contract has numbers a preset changes, the text :mod:`lit3r.agent.contracts` writes from the settings in force
+(:func:`agent_tools`); of the docstring only the arguments under ``Args:`` are then visible to the model. The
+graph state arrives through ``InjectedState`` and the call id through ``InjectedToolCallId``; the run's
+:class:`~lit3r.agent.context.Context` comes from :func:`~lit3r.agent.context.current_context`. Tools that change
+the state return ``Command(update=...)`` with a one-line :class:`ToolMessage` status; ``read_paper`` only returns
+text. An exception becomes an error ``ToolMessage`` (the ToolNode handles tool errors), so the planner sees it and
+the run goes on.
 
 What each tool does to the state is a :data:`STEPS` function from the pure tools' context and the state to a
 :class:`Step` (the one-line status and the state update): the LangChain tools here and a host's
@@ -20,14 +22,16 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import InjectedToolCallId, tool
+from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.prebuilt import InjectedState
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from lit3r.agent.context import current_context
+from lit3r.agent.contracts import contracts
 from lit3r.agent.state import AgentState
 from lit3r.models import Answer
+from lit3r.settings import Settings
 from lit3r.tools import expand_neighbors as expand
 from lit3r.tools import read_paper as read
 from lit3r.tools import rerank as rescore
@@ -88,10 +92,7 @@ def answer_status(tools: ToolContext, answer: Answer) -> str:
 def search_chunks(query: str, state: State, tool_call_id: CallId) -> Command:
     """Search the papers for passages matching one focused query and add the best ones to the shared pool.
 
-    Call it once per aspect of the question (a method, dataset, metric or claim); the calls of one turn
-    form one retrieval round (three rounds at most by default). It searches chunk BM25, paper BM25
-    and dense vectors, expands the query once with the top paper's abstract, reranks up to 200 passages
-    and merges the best 20 into the pool (a passage found twice keeps its higher score).
+    The planner sees :func:`lit3r.agent.contracts.search_contract` (the settings' numbers) instead of this line.
 
     Args:
         query: A short, self-contained search query, e.g. "BLEU of the Transformer on WMT14 English-German".
@@ -116,12 +117,9 @@ def search_step(tools: ToolContext, state: Mapping[str, Any], query: str) -> Ste
 
 @tool(**DOCSTRING)
 def rerank(query: str, state: State, tool_call_id: CallId) -> Command:
-    """Re-score the passages already in the pool against a sharper query; retrieves nothing new.
+    """Re-order the passages already in the pool for a sharper query; retrieves nothing new.
 
-    Use it when the pool holds the right papers but other passages rank first. Each pooled passage gets
-    the Lit3R blend for this query, 0.6/(60 + pool rank) + 0.4/(60 + reranker rank), plus the pin bonus
-    if its search had pinned it, and keeps the higher of its old and new score: passages this query
-    favours move up within their tier, none moves down.
+    The planner sees :func:`lit3r.agent.contracts.rerank_contract` (the settings' numbers) instead of this line.
 
     Args:
         query: What the answer passage must say, e.g. "accuracy of BERT-base on SST-2".
@@ -130,23 +128,20 @@ def rerank(query: str, state: State, tool_call_id: CallId) -> Command:
 
 
 def rerank_step(tools: ToolContext, state: Mapping[str, Any], query: str) -> Step:
-    """``rerank``: the pool re-scored for the query (no chunk's score goes down)."""
+    """``rerank``: the pool re-ordered for the query on the scale of the fusion in force."""
     found = rescore.rerank(tools, query, state.get("pool") or {})
     if found.best_reranker_score is None:
         return Step("no reranker is configured: the pool is unchanged")
     status = f"re-scored {len(found.pool)} pooled passages for {query!r}: {len(found.raised)} moved up; best "
     status += f"reranker score {found.best_reranker_score:.4g}"
-    return Step(status, {"pool": found.pool, "best_reranker_score": found.best_reranker_score, "changes": 1})
+    return Step(status, {"pool": found.pool_update, "best_reranker_score": found.best_reranker_score, "changes": 1})
 
 
 @tool(**DOCSTRING)
 def expand_neighbors(state: State, tool_call_id: CallId) -> Command:
     """Relate the pool's papers to their neighbours and fix the list of papers the answer is read from.
 
-    Call it once, after the last search (and verification), before synthesize_answer. Seeds are the top
-    paper of the pool plus every paper a verification named; their neighbours by paper similarity,
-    shared references and paper-level BM25 form Ranking B, which is fused with the pool's own paper
-    ranking (Ranking A) into the final papers.
+    The planner sees :func:`lit3r.agent.contracts.expand_contract` (Relate on or off) instead of this line.
     """
     return _command("expand_neighbors", tool_call_id, expand_step(current_context().tools, state))
 
@@ -187,9 +182,7 @@ def read_step(tools: ToolContext, state: Mapping[str, Any], paper_id: str) -> St
 def verify_sufficiency(state: State, tool_call_id: CallId) -> Command:
     """Judge whether the pool already holds enough evidence to answer the question.
 
-    Call it after each round of search_chunks. The verifier reads the top 20 pooled papers, two best
-    passages each, and reports whether the evidence suffices, which papers hold it (they seed
-    expand_neighbors) and what is missing (search for that next).
+    The planner sees :func:`lit3r.agent.contracts.verify_contract` (the settings' numbers) instead of this line.
     """
     return _command("verify_sufficiency", tool_call_id, verify_step(current_context().tools, state))
 
@@ -230,8 +223,15 @@ def synthesize_step(tools: ToolContext, state: Mapping[str, Any]) -> Step:
     return Step(answer_status(tools, answer), {"answer": answer.model_dump(mode="json")})
 
 
-AGENT_TOOLS = [search_chunks, rerank, expand_neighbors, read_paper, verify_sufficiency, synthesize_answer]
-"""The six tools, in the order the planner is shown them."""
+AGENT_TOOLS: list[BaseTool] = [
+    search_chunks,
+    rerank,
+    expand_neighbors,
+    read_paper,
+    verify_sufficiency,
+    synthesize_answer,
+]
+"""The six tools, in the order the planner is shown them, with their contracts for the default settings."""
 STEPS: dict[str, Callable[..., Step]] = {
     "search_chunks": search_step,
     "rerank": rerank_step,
@@ -241,8 +241,17 @@ STEPS: dict[str, Callable[..., Step]] = {
     "synthesize_answer": synthesize_step,
 }
 """What each tool does, by name: ``step(tools, state, **args)``, ``args`` being what the planner passes."""
+
+
+def agent_tools(settings: Settings) -> list[BaseTool]:
+    """The six tools with their contracts written for ``settings``: what a planner is bound to."""
+    written = contracts(settings)
+    return [t.model_copy(update={"description": written.get(t.name, t.description)}) for t in AGENT_TOOLS]
+
+
 for _tool in AGENT_TOOLS:  # one paragraph per description: the docstring's line breaks mean nothing to a model
     _tool.description = " ".join(_tool.description.split())
+AGENT_TOOLS[:] = agent_tools(Settings.model_construct())  # the defaults, whatever LIT3R_ variables say
 
 
 def record_tool_call(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:

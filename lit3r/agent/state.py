@@ -9,7 +9,8 @@ Several tool calls of one planner turn run in the same step, so every field a to
 has a reducer; none of them is a plain "last value" channel that would reject two writes:
 
 * ``pool`` merges chunk scores by maximum (:func:`lit3r.retrieval.fusion.merge_pool`): a chunk
-  found by two subqueries is stored once, with its best score;
+  found by two subqueries is stored once, with its best score; a ``rerank`` update (:data:`RESCORED`)
+  replaces the scores of the chunks it re-ordered instead;
 * lists append (``subqueries``, ``verdicts``) or append unseen items (``named_papers``);
 * ``best_reranker_score`` keeps the maximum;
 * ``changes`` counts the tool calls that changed what the final papers depend on (the pool, the named papers);
@@ -34,7 +35,7 @@ Two fields outlive a question of a chat thread (a thread's state is checkpointed
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypeVar, get_args, get_origin, get_type_hints
 
 from langchain_core.messages import AnyMessage
@@ -44,6 +45,7 @@ from typing_extensions import TypedDict
 from lit3r.answers.validate import MARKER, marker_numbers
 from lit3r.models import Answer, Citation
 from lit3r.retrieval import fusion
+from lit3r.tools.rerank import RESCORED
 
 POOL_DECAY = 0.5
 """Factor applied to the pool scores of earlier questions when a thread's next question starts."""
@@ -64,15 +66,30 @@ StopReason = Literal[
 """Why retrieval stopped: the verdict was sufficient; decomposition gave nothing new; the round cap; the budget
 (tokens, cost or time: ``stop_detail`` says which); the planner-turn guard; the LLM planner called
 synthesize_answer itself, stopped calling tools without an answer, or its model call failed."""
-PoolUpdate = Mapping[str, float] | Iterable[tuple[str, float]] | None
+PoolUpdate = Mapping[str, float] | Mapping[str, Mapping[str, list[float]]] | Iterable[tuple[str, float]] | None
 
 
 def reduce_pool(current: dict[str, float] | None, update: PoolUpdate) -> dict[str, float]:
-    """Merge ``(chunk id, score)`` pairs into the pool keeping each chunk's maximum score; ``None`` empties it."""
+    """Merge ``(chunk id, score)`` pairs into the pool keeping each chunk's maximum score; ``None`` empties it.
+
+    A ``{RESCORED: {chunk: [old, new]}}`` update (:func:`lit3r.tools.rerank.rerank`'s) replaces the scores of the
+    pooled chunks it names, which come first, in its order (the pool's order breaks equal scores); a chunk whose
+    score is no longer ``old`` (another call of the same step raised it) keeps the higher of its score and ``new``.
+    """
     if update is None:
         return {}
+    if isinstance(update, Mapping) and isinstance(update.get(RESCORED), Mapping):
+        return _rescored(current or {}, update[RESCORED])  # type: ignore[arg-type]
     pairs = update.items() if isinstance(update, Mapping) else update
-    return fusion.merge_pool(current or {}, ((chunk, float(score)) for chunk, score in pairs))
+    return fusion.merge_pool(current or {}, ((chunk, float(score)) for chunk, score in pairs))  # type: ignore[misc]
+
+
+def _rescored(current: dict[str, float], scores: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    replaced = {}
+    for chunk, (old, new) in scores.items():
+        if chunk in current:
+            replaced[chunk] = float(new) if current[chunk] == old else max(current[chunk], float(new))
+    return {**replaced, **{c: s for c, s in current.items() if c not in replaced}}
 
 
 def append(current: list[T] | None, update: list[T] | None) -> list[T]:

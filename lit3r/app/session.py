@@ -26,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from lit3r.agent.adapters import AGENT_TOOLS
+from lit3r.agent.adapters import agent_tools
 from lit3r.agent.context import Context, PlannerKind, StopAfter
 from lit3r.agent.rewrite import HISTORY_TURNS, ChatTurn, rewrite_followup, turns_of
 from lit3r.app.documents import AnswerDocument, answer_document
@@ -225,7 +225,7 @@ class Session:
             )
             hyde, decomposer = LLMHyde(llm, recorder=recorder), LLMDecomposer(llm, recorder=recorder)
         tools = ToolContext(self.index, settings, verifier, reader, reranker, self.gate, hyde, judge, recorder)
-        planner_model = llm.bind_tools(AGENT_TOOLS) if planner == "llm" else None
+        planner_model = llm.bind_tools(agent_tools(settings)) if planner == "llm" else None
         return Context(tools, decomposer, planner, planner_model, llm, budget, stop_after=stop_after)
 
     def _reader(self, llm: LLM, recorder: TraceRecorder) -> LLMReader | CompactReader:

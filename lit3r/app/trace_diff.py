@@ -218,12 +218,15 @@ def subquery_rankings(run: Mapping[str, Any]) -> dict[str, Scored]:
 
 
 def final_pool(doc: Mapping[str, Any]) -> list[tuple[str, float]]:
-    """The run's pool, best first: every subquery's share and every rerank merged by maximum, as the state does."""
+    """The run's pool, best first, as the state builds it: every subquery's share merged by maximum, every rerank's
+    scores replacing the ones it re-ordered."""
     pool: dict[str, float] = {}
     for event in _events(doc, "ranking"):
-        if event.get("name") in ("retrieve_subquery", "rerank"):
-            pairs = (event.get("data") or {}).get("pool") or []
-            pool = fusion.merge_pool(pool, ((str(c), float(s)) for c, s in pairs))
+        pairs = [(str(c), float(s)) for c, s in (event.get("data") or {}).get("pool") or []]
+        if event.get("name") == "retrieve_subquery":
+            pool = fusion.merge_pool(pool, pairs)
+        elif event.get("name") == "rerank":
+            pool = {**{c: s for c, s in pairs if c in pool}, **{c: s for c, s in pool.items() if c not in dict(pairs)}}
     return sorted(pool.items(), key=lambda item: -item[1])
 
 

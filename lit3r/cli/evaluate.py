@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.progress import Progress
 
-from lit3r.cli.app import err, fail, out, state
+from lit3r.cli.app import err, existing_home, fail, out, state
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore, file_sha256
 from lit3r.settings import Settings
@@ -335,6 +335,48 @@ def littraceqa(
         report_path.parent.mkdir(parents=True, exist_ok=True)
         report_path.write_text(text, encoding="utf-8")
     out.print(text, highlight=False, markup=False)
+
+
+@eval_app.command("littraceqa-answer")
+def littraceqa_answer(
+    inputs: Annotated[Path, typer.Argument(help="LitTraceQA inputs JSON lines (e.g. validation_inputs.jsonl).")],
+    out_path: Annotated[Path, typer.Option("--out", help="Write the submission JSON lines here.")],
+    planner: Annotated[str, typer.Option(help="'fixed' (the Lit3R sequence, no model) or 'llm'.")] = "fixed",
+    limit: Annotated[int | None, typer.Option(help="Answer only the first N questions.", min=1)] = None,
+) -> None:
+    """Answer a LitTraceQA inputs file over the current corpus and write a submission `eval littraceqa` scores."""
+    from lit3r.evals.littraceqa import SubmissionFormatError
+    from lit3r.evals.submission import answer_inputs, read_inputs
+    from lit3r.index.corpus_index import IndexNotBuiltError
+    from lit3r.index.opening import open_index
+
+    if not inputs.is_file():
+        fail(f"{inputs}: no such file")
+    if planner not in ("fixed", "llm"):
+        fail(f"unknown planner {planner!r}: use fixed or llm")
+    try:
+        questions = read_inputs(inputs)[:limit]
+    except SubmissionFormatError as exc:
+        fail(str(exc))
+    existing_home()
+    try:
+        index = open_index(state.settings)
+    except IndexNotBuiltError as exc:
+        fail(str(exc))
+
+    def progress(question: Any, answer: Any) -> None:
+        err.print(f"{question.query_id}: {_one_line(answer)}", markup=False)
+
+    with _session(state.settings, index, planner=planner) as session:
+        done = answer_inputs(session, questions, out_path, on_answer=progress)
+    out.print(f"{done.answered} questions answered ({done.abstained} abstained): {done.path}", markup=False)
+
+
+def _one_line(answer: Any) -> str:
+    if not answer.sufficient:
+        return "abstained"
+    papers = list(dict.fromkeys(c.paper_id for c in answer.citations))
+    return f"{len(answer.citations)} citations from {', '.join(papers[:3]) or 'no paper'}"
 
 
 @eval_app.command("train-fusion")

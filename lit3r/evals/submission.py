@@ -12,20 +12,32 @@ A row is ``{"query_id", "gold_papers", "evidence", "answer", "candidate_papers"}
   (the chosen option's letter: :attr:`Answer.option` holds the option's text, mapped back to its letter with the
   question's options) when options were given, and ``table.rows`` when the answer has a table;
 * ``candidate_papers``: the final paper ranking, best first (scored as candidate recall@k).
+
+:func:`answer_inputs` answers a LitTraceQA inputs file (``validation_inputs.jsonl``'s format: ``query_id``,
+``question``, ``answer_types``, optionally ``options`` or ``answer.multiple_choice.options`` and ``table_schema``)
+with an app :class:`~lit3r.app.session.Session` over the current corpus and writes one row per question as it is
+answered (``lit3r eval littraceqa-answer``). A row has the answer parts its question asks for: a
+multiple-choice question without options gets an empty letter, a table question without a table answer empty
+rows, as in ``sample_submission.jsonl``.
 """
 
 from __future__ import annotations
 
 import json
 import string
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lit3r.evals.answers import strip_markers
+from lit3r.evals.jsonl import iter_jsonl
 from lit3r.evals.littraceqa import SubmissionFormatError, validate_submission_row
 from lit3r.models import Answer, Chunk, ChunkType, Citation
 from lit3r.textutil import fold_key
+
+if TYPE_CHECKING:
+    from lit3r.app.session import Session
 
 SOURCE_TYPES: dict[ChunkType, str] = {
     "title_abstract": "text_span",
@@ -40,6 +52,8 @@ OBJECT_FIELDS = {"table": "table_id", "figure": "figure_id", "equation_algorithm
 
 Options = Mapping[str, str] | Sequence[str]
 """Multiple-choice options: ``{letter: text}`` as LitTraceQA gives them, or a list lettered A, B, C, ..."""
+ANSWER_TYPES = ("freeform", "multiple_choice", "table")
+"""The answer types a LitTraceQA question may ask for."""
 
 
 class ChunkIndex(Protocol):
@@ -111,6 +125,7 @@ def to_littraceqa_row(
     index: ChunkIndex,
     *,
     options: Options | None = None,
+    answer_types: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A LitTraceQA submission row for one answer (see the module docstring for the fields).
 
@@ -120,14 +135,18 @@ def to_littraceqa_row(
         index: The index the answer cites (chunk types decide the evidence source types).
         options: The question's options (``{letter: text}`` or a list lettered A, B, ...); when given, the row has
             ``answer.multiple_choice.gold``.
+        answer_types: The question's ``answer_types``: a multiple-choice or table part is written for each one
+            asked for even when the answer has none (an empty letter, no rows).
     """
     cited = answer.citations if answer.sufficient else []
     items = [evidence_item(c, index) for c in cited]
     reply: dict[str, Any] = {"freeform": {"text": freeform_text(answer)}}
-    if options:
+    if options or "multiple_choice" in answer_types:
         reply["multiple_choice"] = {"gold": option_letter(answer.option, options) if answer.sufficient else ""}
     if answer.table is not None and answer.sufficient:
         reply["table"] = {"rows": [dict(row) for row in answer.table]}
+    elif "table" in answer_types:
+        reply["table"] = {"rows": []}
     return {
         "query_id": query_id,
         "gold_papers": list(dict.fromkeys(c.paper_id for c in cited)),
@@ -141,6 +160,88 @@ def question_options(row: Mapping[str, Any]) -> dict[str, str]:
     """The ``{letter: text}`` options of a LitTraceQA question row (``answer.multiple_choice.options``), or {}."""
     choice = (row.get("answer") or {}).get("multiple_choice") or {}
     return lettered(choice.get("options") or row.get("options"))
+
+
+@dataclass(frozen=True)
+class LitTraceQuestion:
+    """One question of a LitTraceQA inputs file."""
+
+    query_id: str
+    question: str
+    answer_types: list[str] = field(default_factory=lambda: ["freeform"])
+    options: dict[str, str] = field(default_factory=dict)
+
+
+def read_inputs(path: Path) -> list[LitTraceQuestion]:
+    """The questions of a LitTraceQA inputs file; :class:`SubmissionFormatError` names the line and the field of
+    the first malformed row (not an object, no ``query_id`` or ``question``, an unknown answer type, options that
+    are not a mapping, a repeated ``query_id``) or says the file holds no question."""
+    questions: list[LitTraceQuestion] = []
+    seen: set[str] = set()
+    for row, where in iter_jsonl(Path(path), SubmissionFormatError):
+        if not isinstance(row, Mapping):
+            raise SubmissionFormatError(f"{where}: expected a JSON object, found {type(row).__name__}")
+        query_id, question = row.get("query_id"), row.get("question")
+        if not isinstance(query_id, str) or not query_id.strip():
+            raise SubmissionFormatError(f"{where}: missing or empty query_id")
+        if not isinstance(question, str) or not question.strip():
+            raise SubmissionFormatError(f"{where}: query {query_id!r} has no question text (field 'question')")
+        types = row.get("answer_types") or ["freeform"]
+        if not isinstance(types, list) or any(t not in ANSWER_TYPES for t in types):
+            raise SubmissionFormatError(f"{where}: answer_types must be a list of {', '.join(ANSWER_TYPES)}")
+        choice = (row.get("answer") or {}).get("multiple_choice") if isinstance(row.get("answer"), Mapping) else None
+        options = row.get("options") or (choice.get("options") if isinstance(choice, Mapping) else None) or {}
+        if not isinstance(options, Mapping | list):
+            raise SubmissionFormatError(f"{where}: options must map letters to option texts")
+        if query_id.strip() in seen:
+            raise SubmissionFormatError(f"{where}: query_id {query_id!r} appears twice")
+        seen.add(query_id.strip())
+        questions.append(LitTraceQuestion(query_id.strip(), question, list(types), lettered(options)))
+    if not questions:
+        raise SubmissionFormatError(f"{path}: no questions")
+    return questions
+
+
+@dataclass
+class AnsweredFile:
+    """What :func:`answer_inputs` wrote: the file, the questions answered and how many abstained."""
+
+    path: Path
+    answered: int = 0
+    abstained: int = 0
+    traces: list[str] = field(default_factory=list)
+
+
+def answer_inputs(
+    session: Session,
+    questions: Sequence[LitTraceQuestion],
+    out: Path,
+    *,
+    planner: str | None = None,
+    on_answer: Callable[[LitTraceQuestion, Answer], None] | None = None,
+) -> AnsweredFile:
+    """Answer each question with ``session`` over its corpus and write its submission row at once (a run that stops
+    keeps the rows written so far); multiple-choice options go to the agent in letter order."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    written = AnsweredFile(out)
+    with out.open("w", encoding="utf-8") as handle:
+        for question in questions:
+            options = list(question.options.values()) or None
+            answer = session.ask(question.question, options=options, planner=planner)  # type: ignore[arg-type]
+            row = to_littraceqa_row(
+                question.query_id, answer, session.index, options=question.options, answer_types=question.answer_types
+            )
+            validate_submission_row(row, f"submission row for {question.query_id}")
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.flush()
+            written.answered += 1
+            written.abstained += not answer.sufficient
+            if answer.trace_path:
+                written.traces.append(str(answer.trace_path))
+            if on_answer is not None:
+                on_answer(question, answer)
+    return written
 
 
 def write_submission(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:

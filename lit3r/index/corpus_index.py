@@ -29,6 +29,12 @@ def write_jsonl(path: Path, items: Iterable[BaseModel]) -> None:
             handle.write(item.model_dump_json(exclude_none=True) + "\n")
 
 
+SEARCH_PARTS = ("bm25_chunks", "bm25_papers", "dense", "paper_vectors", "citations")
+"""The lazily loaded search parts of a generation folder (:class:`IndexParts`)."""
+RECORD_PARTS = ("manifest", "papers", "chunks", "chunk_by_id", "chunks_by_paper")
+"""The lazily loaded records of a generation (:class:`CorpusIndex`)."""
+
+
 class IndexParts:
     """The search parts of one generation folder (BM25 over chunks and papers, the dense chunk index, paper
     vectors, the citation graph), each loaded on first use. ``dense_settings`` gives the dense index its
@@ -58,9 +64,17 @@ class IndexParts:
     def citations(self) -> CitationGraph:
         return CitationGraph.load(self.folder / "citations")
 
+    def load_all(self) -> None:
+        """Read every part from the folder now (a later use reads nothing)."""
+        for part in SEARCH_PARTS:
+            getattr(self, part)
+
 
 class CorpusIndex(IndexParts):
-    """Every index of one generation; nothing is read from disk until it is needed."""
+    """Every index of one generation; nothing is read from disk until it is needed (or :meth:`load_all`).
+
+    It implements :class:`lit3r.index.protocol.Index`.
+    """
 
     def __init__(self, folder: Path, settings: Settings) -> None:
         super().__init__(folder, settings.index)
@@ -102,6 +116,13 @@ class CorpusIndex(IndexParts):
         for chunk in self.chunks:
             grouped.setdefault(chunk.paper_id, []).append(chunk)
         return grouped
+
+    def load_all(self) -> None:
+        """Read the records and every search part now: the build removes a generation's folder once a newer one is
+        published, so an index that is kept open (a server's) must not read it lazily later."""
+        for part in RECORD_PARTS:
+            getattr(self, part)
+        super().load_all()
 
     def paper_text(self, paper_id: str) -> str:
         """The paper's indexed text: its chunks in order (what paper-level BM25 indexes)."""

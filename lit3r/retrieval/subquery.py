@@ -135,18 +135,6 @@ def sweep(
     return result
 
 
-def paper_rankings(
-    index: CorpusIndex,
-    query: str,
-    depth: int,
-    allowed_papers: Collection[str] | None = None,
-    dense_query: str | None = None,
-) -> dict[str, list[str]]:
-    """Per index (chunk BM25, paper BM25, dense), the paper ids ranked for ``query``, best first."""
-    found = sweep(index, query, depth, allowed_papers, dense_query)
-    return {name: [p for p, _s in ranking] for name, ranking in found.paper_rankings.items()}
-
-
 def title_abstract_text(index: CorpusIndex, paper_id: str) -> str:
     """The paper's title-abstract chunk text (all such chunks joined, in order, for window chunkers).
 

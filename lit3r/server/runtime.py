@@ -29,12 +29,6 @@ from lit3r.settings import Settings
 
 log = logging.getLogger(__name__)
 
-INDEX_PARTS = (
-    "manifest", "papers", "chunks", "chunk_by_id", "chunks_by_paper", "bm25_chunks", "bm25_papers", "dense",
-    "paper_vectors", "citations",
-)  # fmt: skip
-"""The lazily loaded parts of a CorpusIndex, loaded when a session is opened."""
-
 SessionOpener = Callable[[Settings, object], Session]
 """Opens a session for the settings with the given thread store (checkpointer)."""
 
@@ -45,8 +39,7 @@ def open_session(settings: Settings, checkpointer: object) -> Session:
 
 def warm(session: Session) -> None:
     """Load every part of the session's index into memory and the query encoder's model."""
-    for part in INDEX_PARTS:
-        getattr(session.index, part)
+    session.index.load_all()
     session.index.encoder.encode_queries(["warm up"])
 
 

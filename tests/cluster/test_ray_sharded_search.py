@@ -15,14 +15,15 @@ import pytest
 from lit3r.corpus.ingest import ingest
 from lit3r.corpus.store import CorpusStore
 from lit3r.index.build import build_index
-from lit3r.index.corpus_index import CorpusIndex
+from lit3r.index.corpus_index import RECORD_PARTS, SEARCH_PARTS, CorpusIndex
 from lit3r.index.dense import DenseIndex
 from lit3r.index.distributed.serve import ShardPool, split_by_shard
 from lit3r.index.distributed.shard_build import build_shards
 from lit3r.index.distributed.shard_worker import tokenize_shard, write_shard
-from lit3r.index.distributed.sharded_index import ShardedCorpusIndex, ShardedDense, merge_hits
+from lit3r.index.distributed.sharded_index import ShardedBM25, ShardedCorpusIndex, ShardedDense, merge_hits
 from lit3r.index.distributed.shards import ShardSet, shard_of
 from lit3r.index.distributed.term_stats import corpus_stats
+from lit3r.index.protocol import missing_members
 from lit3r.retrieval.search import rank_chunks
 from lit3r.retrieval.subquery import sweep
 from lit3r.settings import Settings
@@ -95,6 +96,17 @@ def test_batched_queries_and_vectors(demo) -> None:
     with pytest.raises(KeyError):
         sharded.dense.vectors_for(["no-such-chunk"])
     assert sharded.bm25_chunks.search("anything", 0) == [] and len(sharded.dense) == len(local.dense)
+
+
+def test_the_sharded_index_is_an_index_and_loads_all_its_parts(demo) -> None:
+    settings, generation = demo
+    sharded = _sharded(settings, generation)
+    assert missing_members(sharded) == []
+    sharded.load_all()
+    assert all(part in vars(sharded) for part in (*RECORD_PARTS, *SEARCH_PARTS, "chunk_shard"))
+    assert isinstance(sharded.bm25_chunks, ShardedBM25) and isinstance(sharded.dense, ShardedDense)
+    local = CorpusIndex(generation, settings)
+    assert sharded.bm25_chunks.search(QUERIES[1], 10) == local.bm25_chunks.search(QUERIES[1], 10)
 
 
 def test_adding_papers_rebuilds_only_their_shards(demo, tmp_path: Path) -> None:

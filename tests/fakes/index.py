@@ -1,6 +1,6 @@
 """Indexes for tests: an in-memory one (graph and tool tests need no built index) and a built one on disk.
 
-:class:`MemoryIndex` has the interface of :class:`lit3r.index.corpus_index.CorpusIndex` and is made of the real
+:class:`MemoryIndex` implements :class:`lit3r.index.protocol.Index` and is made of the real
 parts (the records parser, the chunker, reference resolution, bm25s BM25, a FAISS flat index, the citation
 graph), with hashing vectors instead of a model and nothing written but the records file it parses.
 """
@@ -21,7 +21,7 @@ from lit3r.index.build import build_index
 from lit3r.index.citations import CitationGraph
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.index.dense import DenseIndex
-from lit3r.index.encoders import encode_papers
+from lit3r.index.encoders import paper_text as embedded_text
 from lit3r.models import Chunk, Paper
 from lit3r.settings import Settings
 
@@ -47,12 +47,16 @@ class MemoryIndex:
         self.bm25_chunks = BM25Index.build(ids, texts, settings.bm25)
         self.bm25_papers = BM25Index.build(paper_ids, [self.paper_text(p) for p in paper_ids], settings.bm25)
         self.dense = DenseIndex.build(ids, self.encoder.encode_documents(texts))
-        self.paper_vectors = DenseIndex.build(paper_ids, encode_papers(self.encoder, list(self.papers.values())))
+        paper_texts = [embedded_text(p, self.paper_encoder) for p in self.papers.values()]  # as the build embeds them
+        self.paper_vectors = DenseIndex.build(paper_ids, self.paper_encoder.encode_documents(paper_texts))
         self.citations = CitationGraph.build(self.papers.values())
 
     def paper_text(self, paper_id: str) -> str:
         """The paper's indexed text: its chunks in order."""
         return "\n\n".join(c.text for c in self.chunks_by_paper.get(paper_id, []))
+
+    def load_all(self) -> None:
+        """Nothing to load: every part was built in memory."""
 
 
 def built_index(home: Path, records: Path) -> CorpusIndex:

@@ -11,13 +11,15 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from lit3r.agent.adapters import AGENT_TOOLS
+from lit3r.agent.adapters import AGENT_TOOLS, agent_tools
 from lit3r.agent.state import append_unseen, count, keep_max, reduce_pool
 from lit3r.models import Answer
 from lit3r.retrieval import fusion
 from lit3r.retrieval.gate import GateThreshold
 from lit3r.retrieval.planning import Verdict
 from lit3r.retrieval.subquery import retrieve_subquery
+from lit3r.settings import Settings, load_settings
+from lit3r.tools.rerank import RESCORED
 
 from fakes.agent import assert_grounded, make_context, run_agent, tool_messages
 from fakes.chat import FakeToolCallingModel, tool_call
@@ -66,6 +68,28 @@ def test_tool_schema_matches_the_snapshot_and_hides_injected_arguments() -> None
     assert all(t["function"]["description"] for t in schema)
 
 
+def test_the_contracts_render_the_numbers_of_the_settings_in_force() -> None:
+    retriever = {"max_rounds": 5, "rerank_candidates": 64, "pool_per_subquery": 12, "w_ret": 0.7, "w_rr": 0.3}
+    changed = {**retriever, "blend_k": 40, "verify_papers": 8, "verify_chunks_per_paper": 1, "fusion": "blend"}
+    tools = {t.name: t.description for t in agent_tools(Settings(retriever=changed))}
+    assert (
+        "(5 rounds at most)" in tools["search_chunks"]
+        and "reranks up to 64 candidate passages" in tools["search_chunks"]
+    )
+    assert "merges the best 12 into the pool" in tools["search_chunks"]
+    assert "0.7/(40 + pool rank) + 0.3/(40 + reranker rank)" in tools["rerank"]
+    assert "the top 8 pooled papers, 1 best passage each" in tools["verify_sufficiency"]
+    assert [convert_to_openai_tool(t)["function"]["parameters"] for t in agent_tools(Settings(retriever=changed))] == [
+        convert_to_openai_tool(t)["function"]["parameters"] for t in AGENT_TOOLS
+    ]  # only the descriptions change
+    off = {t.name: t.description for t in agent_tools(Settings(reranker="none", retriever={"relate": False}))}
+    assert "changes nothing" in off["rerank"] and "Relate is off" in off["expand_neighbors"]
+    assert "orders up to 200 candidate passages by retrieval rank" in off["search_chunks"]
+    seed = {t.name: t.description for t in agent_tools(load_settings("seed"))}
+    assert "its top 20 by retrieval rank pinned above the rest" in seed["search_chunks"]
+    assert not any(char.isdigit() for char in convert_to_openai_tool(AGENT_TOOLS[3])["function"]["description"])
+
+
 def test_state_reducers_merge_by_max_and_reset_on_none() -> None:
     pool = reduce_pool({"a": 0.5, "b": 0.2}, [("b", 0.9), ("a", 0.1), ("c", 0.3)])
     assert pool == {"a": 0.5, "b": 0.9, "c": 0.3}
@@ -73,6 +97,16 @@ def test_state_reducers_merge_by_max_and_reset_on_none() -> None:
     assert append_unseen(["p1"], ["p2", "p1", "p3"]) == ["p1", "p2", "p3"]
     assert keep_max(0.4, 0.2) == 0.4 and keep_max(None, 0.2) == 0.2 and keep_max(0.4, None) is None
     assert count(None, 1) == 1 and count(3, 1) == 4 and count(3, None) == 0
+
+
+def test_a_rerank_update_replaces_scores_in_its_order() -> None:
+    pool = {"a": 0.9, "b": 0.5, "c": 0.5, "d": 0.1}
+    update = {RESCORED: {"c": [0.5, 0.9], "a": [0.9, 0.5], "b": [0.5, 0.5], "gone": [0.3, 0.3]}}
+    replaced = reduce_pool(pool, update)
+    assert replaced == {"c": 0.9, "a": 0.5, "b": 0.5, "d": 0.1}  # an unknown chunk is not added
+    assert list(replaced) == ["c", "a", "b", "d"]  # equal scores (a, b) rank in the rerank's order
+    raised_meanwhile = reduce_pool({**pool, "a": 0.95}, update)  # another call of the step raised "a"
+    assert raised_meanwhile["a"] == 0.95
 
 
 def test_final_papers_go_stale_when_a_later_tool_changes_the_pool(index) -> None:
@@ -104,18 +138,45 @@ def test_pool_of_two_searches_counts_each_chunk_once_with_its_max_score(index) -
     assert f"{len(results[1])} passages" in second and "(20 not pooled before this turn)" in second  # same turn
 
 
-def test_rerank_only_raises_pool_scores_and_reports_without_a_reranker(index) -> None:
+def pool_order(pool: dict[str, float]) -> list[str]:
+    """The pool's chunks best first, equal scores in pool order (as every reader of the pool ranks them)."""
+    return [c for c, _s in sorted(pool.items(), key=lambda item: -item[1])]
+
+
+def test_rerank_moves_a_passage_up_under_the_default_learned_fusion(memory_index: MemoryIndex) -> None:
+    assert memory_index.settings.retriever.fusion == "learned"  # the default settings
     search = tool_call("search_chunks", query="okapi lexical saturation")
-    before, _ = run_script(index, search)
-    after, context = run_script(index, search, tool_call("rerank", query="reciprocal rank fusion runs"))
-    assert set(after["pool"]) == set(before["pool"])
-    assert all(after["pool"][c] >= before["pool"][c] for c in before["pool"])
-    assert any(after["pool"][c] > before["pool"][c] for c in before["pool"])
-    assert "re-scored 20 pooled passages" in tool_messages(after, "rerank")[0].text
-    assert [e.data["query"] for e in context.recorder.of_type("ranking") if e.name == "rerank"] == [
-        "reciprocal rank fusion runs"
+    before, _ = run_script(memory_index, search)
+    order = pool_order(before["pool"])
+    target = order[len(order) // 2]  # a passage in the middle of the pool; its own text is the sharper query
+    query = " ".join(memory_index.chunk_by_id[target].text.split()[:40])
+    after, context = run_script(memory_index, search, tool_call("rerank", query=query))
+    moved = pool_order(after["pool"])
+    assert moved.index(target) < order.index(target)  # up, where the old max-merge of ~0.016 could move nothing
+    assert sorted(after["pool"].values()) == pytest.approx(sorted(before["pool"].values()))  # the fusion's scale
+    assert max(after["pool"].values()) <= 1.0
+    event = next(e for e in context.recorder.of_type("ranking") if e.name == "rerank")
+    assert [c for c, _s in event.data["pool"]] == moved and event.data["query"] == query
+    assert "moved up" in tool_messages(after, "rerank")[0].text
+
+
+def test_rerank_keeps_pins_above_the_rest_under_the_blend_fusion(index) -> None:
+    retriever = index.settings.retriever.model_copy(update={"pinned": 5})  # the seed's blend, fewer pins
+    settings = index.settings.model_copy(update={"retriever": retriever})
+    searches = [
+        tool_call("search_chunks", query="okapi lexical saturation"),
+        tool_call("search_chunks", query="molecule graph"),
     ]
-    unranked, _ = run_script(index, search, tool_call("rerank", query="fusion"), reranker=None)
+    before, _ = run_script(index, *searches, settings=settings)
+    pinned = {c for c, s in before["pool"].items() if s >= retriever.pin_bonus}
+    assert pinned and len(pinned) < len(before["pool"])
+    after, _ = run_script(
+        index, *searches, tool_call("rerank", query="graph neural network molecules"), settings=settings
+    )
+    assert {c for c, s in after["pool"].items() if s >= retriever.pin_bonus} == pinned
+    assert sorted(after["pool"].values()) == pytest.approx(sorted(before["pool"].values()))
+    assert pool_order(after["pool"]) != pool_order(before["pool"])
+    unranked, _ = run_script(index, searches[0], tool_call("rerank", query="fusion"), reranker=None)
     assert tool_messages(unranked, "rerank")[0].text.startswith("no reranker is configured")
 
 

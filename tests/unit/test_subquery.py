@@ -10,9 +10,9 @@ from lit3r.retrieval.subquery import (
     candidate_chunks,
     chunk_and_paper_fusion,
     fuse_papers,
-    paper_rankings,
     prf_query,
     retrieve_subquery,
+    sweep,
 )
 from lit3r.settings import load_preset
 from lit3r.settings.retrieval import RetrieverSettings
@@ -30,8 +30,9 @@ def index(memory_index: MemoryIndex) -> MemoryIndex:
     return memory_index
 
 
-def test_paper_rankings_rank_each_paper_by_its_best_chunk(index) -> None:
-    rankings = paper_rankings(index, "okapi lexical inverted saturation", depth=100)
+def test_a_sweep_ranks_each_paper_by_its_best_chunk(index) -> None:
+    found = sweep(index, "okapi lexical inverted saturation", depth=100)
+    rankings = {name: [p for p, _s in ranking] for name, ranking in found.paper_rankings.items()}
     assert set(rankings) == {"bm25_chunks", "bm25_papers", "dense"}
     assert all(r[0] == "sparse" for r in rankings.values())
     hits = index.bm25_chunks.search("okapi lexical inverted saturation", 100)
@@ -150,8 +151,8 @@ def test_allowed_papers_restrict_every_ranking(index) -> None:
     assert {p for p, _s in result.papers} <= allowed
     assert {index.chunk_by_id[c].paper_id for c in result.trace["candidates"]} <= allowed
     assert {index.chunk_by_id[c].paper_id for c, _s in result.pool} <= allowed
-    for sweep in result.trace["sweeps"].values():
-        for ranking in sweep["papers"].values():
+    for swept in result.trace["sweeps"].values():
+        for ranking in swept["papers"].values():
             assert {p for p, _s in ranking} <= allowed
     with pytest.raises(ValueError, match="unknown paper"):
         retrieve_subquery(index, "okapi", None, RetrieverSettings(), allowed_papers=["nope"])

@@ -174,9 +174,3 @@ def to_parsed_paper(paper_id: str, record: dict[str, Any], source: str) -> Parse
         source_format="qasper",
     )
     return ParsedPaper(paper=paper, blocks=blocks).with_spans()
-
-
-def parse_qasper(path: Path) -> list[ParsedPaper]:
-    """Every paper of a QASPER file (original or Hugging Face layout)."""
-    records = read_qasper_records(path)
-    return [to_parsed_paper(pid, record, str(path)) for pid, record in records.items()]

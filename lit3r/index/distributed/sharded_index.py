@@ -105,7 +105,8 @@ class ShardedDense(_ShardedChunks):
 
 
 class ShardedCorpusIndex(CorpusIndex):
-    """A generation searched through its shard actors; everything else is read from the local files."""
+    """A generation searched through its shard actors; everything else is read from the local files. It implements
+    :class:`lit3r.index.protocol.Index` (its :meth:`load_all` loads the local parts; the shards hold theirs)."""
 
     def __init__(self, folder: Path, settings: Settings, pool: ShardPool) -> None:
         super().__init__(folder, settings)

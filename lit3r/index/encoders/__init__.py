@@ -10,31 +10,25 @@ Backends (``EmbedderSettings.backend``):
 
 and SPECTER2 through ``adapters`` for paper vectors (:mod:`lit3r.index.specter2`). Every encoder
 returns float32, L2-normalised ``(n, dim)`` matrices and applies its model's own pooling and
-query/passage prefixes. SPLADE-tiny, a sparse encoder, is in :mod:`.splade`.
+query/passage prefixes. SPLADE-tiny, a sparse encoder, is in :mod:`.splade`: a measured candidate
+(``benchmarks/bench_encoders.py`` fuses it with BM25 and the dense encoders), not on the search path.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
-
 from lit3r.index.encoders.base import Encoder, QueryCache
 from lit3r.models import Paper
 from lit3r.settings import EmbedderSettings, PaperEmbedderSettings
 
-__all__ = ["Encoder", "QueryCache", "encode_papers", "load_encoder", "load_paper_encoder", "paper_text"]
+__all__ = ["Encoder", "QueryCache", "load_encoder", "load_paper_encoder", "paper_text"]
 
 
 def paper_text(paper: Paper, encoder: Encoder) -> str:
     """The text a paper is embedded as: title, the encoder's separator, abstract."""
     separator = getattr(encoder, "paper_separator", ". ")
     return f"{paper.title}{separator}{paper.abstract}" if paper.abstract else paper.title
-
-
-def encode_papers(encoder: Encoder, papers: list[Paper], show_progress: bool = False) -> np.ndarray:
-    """Paper vectors from title and abstract."""
-    return encoder.encode_documents([paper_text(p, encoder) for p in papers], show_progress=show_progress)
 
 
 @lru_cache(maxsize=8)
