@@ -6,6 +6,7 @@ answered from once it is done (the session swapped for the new index generation)
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 
@@ -69,7 +70,7 @@ def test_refuses_a_missing_home_like_every_read_only_command(tmp_path) -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
     )
     assert done.returncode == 2 and "the folder does not exist" in done.stderr
     assert not missing.exists(), "a mistyped --home is not created"
