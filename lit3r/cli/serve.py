@@ -33,6 +33,13 @@ def serve(
     settings = settings.model_copy(
         update={"server": settings.server.model_copy(update=updates), **({"home": home} if home else {})}
     )
+    if not settings.home.is_dir():
+        what = "is a file, not a folder" if settings.home.exists() else "does not exist"
+        fail(
+            f"no lit3r home at {settings.home}: the folder {what} (check --home or LIT3R_HOME; `lit3r ingest` "
+            "creates one, and an empty folder serves an empty corpus that uploads fill)",
+            code=2,
+        )
     try:
         keys = load_keys(settings.server)
         check_exposure(settings.server.host, keys)

@@ -10,14 +10,16 @@ an ``AttributeError`` or ``IndexError``.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from langchain_core.language_models import BaseChatModel
-from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
 from lit3r.llm.errors import LLMConfigError, LLMResponseError
 from lit3r.settings.llm import LLMSettings
+
+if TYPE_CHECKING:  # langchain_openai (and openai's types) take seconds to import: only when a model is built
+    from langchain_openai import AzureChatOpenAI
 
 PREVIEW_CHARS = 120
 
@@ -88,6 +90,8 @@ def make_chat_model(settings: LLMSettings) -> BaseChatModel:
         return _azure_model(settings, common)
     if settings.provider == "local" and settings.max_tokens:  # llama.cpp ignores max_completion_tokens
         common["extra_body"] = {"max_tokens": settings.max_tokens}
+    from langchain_openai import ChatOpenAI
+
     return ChatOpenAI(base_url=settings.base_url, api_key=_openai_key(settings), **common)
 
 
@@ -106,6 +110,8 @@ def _azure_model(settings: LLMSettings, common: dict[str, Any]) -> AzureChatOpen
         raise LLMConfigError("provider 'azure' needs llm.base_url (the resource endpoint) and llm.azure_deployment")
     if settings.api_key is not None:  # else AzureChatOpenAI reads AZURE_OPENAI_API_KEY / an AD token itself
         common["api_key"] = settings.api_key
+    from langchain_openai import AzureChatOpenAI
+
     try:
         return AzureChatOpenAI(
             azure_endpoint=settings.base_url,

@@ -3,16 +3,36 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 
-import openai
 from langchain_core.exceptions import ModelError
 
-TRANSIENT_ERRORS = (
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APITimeoutError,
-    openai.APIConnectionError,
-)
+# openai's package takes seconds to import on a small machine and an offline run never needs it: its error
+# classes are looked up the first time a model call fails (a model was built then, so the import is paid).
+
+
+@cache
+def transient_errors() -> tuple[type[BaseException], ...]:
+    """The openai client's errors worth another attempt."""
+    import openai
+
+    return (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
+
+
+@cache
+def call_errors() -> tuple[type[BaseException], ...]:
+    """What a model call raises when the endpoint, not our code, is at fault."""
+    import openai
+
+    return (openai.OpenAIError, ModelError, json.JSONDecodeError, LLMResponseError)
+
+
+def __getattr__(name: str):
+    if name == "TRANSIENT_ERRORS":
+        return transient_errors()
+    if name == "CALL_ERRORS":
+        return call_errors()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class LLMError(Exception):
@@ -22,10 +42,6 @@ class LLMError(Exception):
 class LLMResponseError(LLMError):
     """The endpoint answered, but not with the chat-completions API: an HTML page (a gateway, a login page, a
     base URL pointing at a web UI), an error object with status 200, or a completion without choices."""
-
-
-CALL_ERRORS = (openai.OpenAIError, ModelError, json.JSONDecodeError, LLMResponseError)
-"""What a model call raises when the endpoint, not our code, is at fault."""
 
 
 class LLMConfigError(LLMError, ValueError):
@@ -71,8 +87,10 @@ def is_transient(exc: BaseException) -> bool:
     that is not the API: asking again gets the same page)."""
     if response_problem(exc) is not None:
         return False
-    if isinstance(exc, TRANSIENT_ERRORS):
+    if isinstance(exc, transient_errors()):
         return True
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     if isinstance(exc, ModelError):  # other langchain providers classify their own errors
@@ -103,6 +121,8 @@ def describe_error(exc: BaseException) -> str:
         return str(problem)
     if isinstance(exc, json.JSONDecodeError):
         return f"the endpoint's response body is not valid JSON ({exc}); check llm.base_url points at the API"
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
         return f"HTTP {exc.status_code}: {body.get('message') or exc.message}"

@@ -32,16 +32,15 @@ from langchain_core.messages import (
     convert_to_openai_messages,
 )
 from langchain_core.runnables import Runnable
-from langchain_openai.chat_models.base import BaseChatOpenAI
 from pydantic import BaseModel
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from lit3r.llm.budget import Budget
 from lit3r.llm.client import make_chat_model
 from lit3r.llm.errors import (
-    CALL_ERRORS,
     LLMCallError,
     LLMOutputError,
+    call_errors,
     describe_error,
     is_transient,
     response_problem,
@@ -207,6 +206,8 @@ class LLM:
             return self.settings.structured_output
         if self.settings.provider == "local":  # llama.cpp grammar-constrains a forced tool call, not json_schema
             return "function_calling"
+        from langchain_openai.chat_models.base import BaseChatOpenAI  # a model exists: the import is paid already
+
         return "json_schema" if isinstance(self.base_model, BaseChatOpenAI) else "function_calling"
 
     def invoke(self, messages: Messages, *, name: str) -> AIMessage:
@@ -282,7 +283,7 @@ class LLM:
             self._account(message, event)
             finished = True
             return message, parsed
-        except CALL_ERRORS as exc:
+        except call_errors() as exc:
             code = getattr(exc, "status_code", None)
             if self.breaker is not None and Breaker.trips_on(exc):
                 self.breaker.trip(describe_error(exc))

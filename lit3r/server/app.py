@@ -27,6 +27,7 @@ from lit3r.server.mcp_mount import mcp_app
 from lit3r.server.routes import answers, corpus, ingest, openai, runtime_of, traces
 from lit3r.server.runtime import Runtime
 from lit3r.server.schemas import ERROR_RESPONSES
+from lit3r.server.site_guard import SiteGuard
 from lit3r.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
@@ -95,6 +96,12 @@ def create_app(
             app.mount(path, sub)
     app.add_middleware(BodyLimit, request_bytes=server.max_request_bytes, upload_bytes=server.max_upload_bytes)
     app.add_middleware(KeyGuard, keys=runtime.keys)
+    app.add_middleware(
+        SiteGuard,
+        check_host=not runtime.keys or bool(server.allowed_hosts),
+        allowed_hosts=server.allowed_hosts,
+        cors_origins=server.cors_origins,
+    )
     if server.cors_origins:
         app.add_middleware(
             CORSMiddleware,

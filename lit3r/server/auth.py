@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,6 +26,9 @@ OPEN_PATHS = ("/healthz",)
 OPEN_PREFIXES = ("/static/",)
 """The page's code: no data behind them."""
 LOOPBACK_NAMES = {"localhost", "ip6-localhost", "ip6-loopback"}
+ASCII_SPACE = " \t\r\n\f\v"
+MIN_EXPOSED_KEY_CHARS = 16
+"""The shortest key a server bound beyond loopback accepts (a guessable key is no key)."""
 
 
 class KeyFileError(ValueError):
@@ -34,18 +38,40 @@ class KeyFileError(ValueError):
 def read_key_file(path: Path) -> list[str]:
     """The keys of a key file: one a line, blank lines and '#' comments skipped."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").split("\n")  # not splitlines(): NEL, U+2028 are not line ends here
     except (OSError, UnicodeDecodeError) as exc:
         raise KeyFileError(f"{path}: cannot read the API key file: {exc}") from exc
-    keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    keys = []
+    for number, line in enumerate(lines, 1):
+        key = line.strip(ASCII_SPACE)
+        if key and not key.startswith("#"):
+            keys.append(checked_key(key, f"{path}: line {number}"))
     if not keys:
         raise KeyFileError(f"{path}: the API key file holds no key (one key a line)")
     return keys
 
 
+def checked_key(key: str, where: str) -> str:
+    """``key`` if every character is printable ASCII (what an HTTP header carries the same in every client)."""
+    for char in key:
+        if not " " < char < "\x7f":
+            raise KeyFileError(
+                f"{where}: the API key holds {unicodedata.name(char, 'a control character')} (U+{ord(char):04X}); "
+                "keys are printable ASCII without spaces, so that every client sends them byte for byte"
+            )
+    return key
+
+
 def load_keys(settings: ServerSettings) -> list[str]:
-    """Every accepted key: ``api_keys`` and those of ``api_key_file``."""
-    keys = [k.get_secret_value().strip() for k in settings.api_keys if k.get_secret_value().strip()]
+    """Every accepted key: ``api_keys`` and those of ``api_key_file``, each checked by :func:`checked_key`.
+
+    Only ASCII white space is trimmed: a key ending in a no-break space or NEL is refused, not shortened.
+    """
+    keys = []
+    for number, secret in enumerate(settings.api_keys, 1):
+        key = secret.get_secret_value().strip(ASCII_SPACE)
+        if key:
+            keys.append(checked_key(key, f"server.api_keys: key {number}"))
     if settings.api_key_file is not None:
         keys += read_key_file(settings.api_key_file)
     return keys
@@ -63,10 +89,18 @@ def is_loopback(host: str) -> bool:
 
 def check_exposure(host: str, keys: list[str]) -> None:
     """Refuse to serve beyond loopback without a key."""
-    if not is_loopback(host) and not keys:
+    if is_loopback(host):
+        return
+    if not keys:
         raise PermissionError(
             f"refusing to listen on {host!r} without an API key: set LIT3R_SERVER__API_KEYS or "
             "LIT3R_SERVER__API_KEY_FILE (or pass --api-key-file), or bind to 127.0.0.1"
+        )
+    short = sum(len(key) < MIN_EXPOSED_KEY_CHARS for key in keys)
+    if short:
+        raise PermissionError(
+            f"refusing to listen on {host!r}: {short} API key(s) shorter than {MIN_EXPOSED_KEY_CHARS} characters "
+            "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'` makes a good one)"
         )
 
 
@@ -82,7 +116,8 @@ def key_matches(presented: str, keys: Iterable[str]) -> bool:
 def bearer_token(headers: Headers) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header, or None."""
     scheme, _, token = headers.get("authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    token = token.strip(ASCII_SPACE)  # not str.strip(): "key\xa0" is another key, not this one
+    return token if scheme.lower() == "bearer" and token else None
 
 
 class KeyGuard:

@@ -8,11 +8,19 @@ stage starts and ends (:meth:`Job.marks`), so a stream shows every stage however
 that cannot be ingested is named in the report with its problem and the rest go in, as ``lit3r ingest`` does.
 When the build has published a new generation the job asks the server to switch to it (``on_built``), and is
 done once requests are answered from the new index.
+
+Jobs are recorded in ``<home>/jobs.json`` as they start and end, so a restarted server still lists them. A job
+the server was stopped in (killed while parsing or embedding) is listed as ``interrupted`` and started again
+(:meth:`Jobs.resume_interrupted`): its uploads are parsed again where they did not go in, and the index is
+brought up to date with the corpus. Uploads that ingest refused (binary, corrupt, over a limit) are deleted
+once the job has named them: only files the corpus reads from stay under ``<home>/uploads``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -30,8 +38,10 @@ from lit3r.settings import Settings
 log = logging.getLogger(__name__)
 
 JobKind = Literal["ingest", "index"]
-JobState = Literal["queued", "running", "done", "failed"]
+JobState = Literal["queued", "running", "done", "failed", "interrupted"]
 KEEP_JOBS = 20
+JOURNAL = "jobs.json"
+"""The record of the last :data:`KEEP_JOBS` jobs in the home folder."""
 
 
 @dataclass
@@ -66,7 +76,27 @@ class Job:
         self.current_file: str | None = None
         self._marks: list[dict[str, Any]] = []
         self._started = time.monotonic()
+        self._elapsed_s: float | None = None  # fixed when the job ends
+        self.resumes: str | None = None  # the interrupted job this one starts again
         self._lock = threading.Lock()
+
+    @classmethod
+    def restore(cls, record: dict[str, Any]) -> Job:
+        """A job of an earlier server from its journal record (``running`` or ``queued`` there: ``interrupted``)."""
+        job = cls(record["kind"], dict(record.get("files") or {}))
+        job.id, job.created_at, job.finished_at = record["job_id"], record["created_at"], record.get("finished_at")
+        job.result, job.error = record.get("result") or {}, record.get("error")
+        job.stage, job.resumes = record.get("stage"), record.get("resumes")
+        job._elapsed_s = float(record.get("elapsed_s") or 0.0)
+        job.state = record["state"]
+        if job.state in ("queued", "running"):
+            job.state = "interrupted"
+            job.error = {
+                "code": "interrupted",
+                "message": f"the server stopped during this job (stage {job.stage or 'queued'}); "
+                "it is started again when the server starts",
+            }
+        return job
 
     def advance(self, stage: str, done: int, total: int) -> None:
         """``done`` more units of ``stage`` (of ``total``) are finished."""
@@ -96,7 +126,10 @@ class Job:
 
     def finish(self, state: JobState, *, result: dict[str, Any] | None = None, error: dict[str, str] | None = None):
         with self._lock:
-            self.state, self.finished_at, self.seq = state, now(), self.seq + 1
+            self.state, self.seq = state, self.seq + 1
+            if state != "running":
+                self.finished_at = now()
+                self._elapsed_s = time.monotonic() - self._started
             self.result = result or self.result
             self.error = error
 
@@ -113,7 +146,7 @@ class Job:
             "state": self.state,
             "created_at": self.created_at,
             "finished_at": self.finished_at,
-            "elapsed_s": round(time.monotonic() - self._started, 1),
+            "elapsed_s": round(self._elapsed_s if self._elapsed_s is not None else time.monotonic() - self._started, 1),
             "stage": self.stage,
             "current_file": self.current_file,
             "files": _counts(self.stages.get("ingest")),
@@ -124,7 +157,13 @@ class Job:
             "result": self.result or None,
             "error": self.error,
             "seq": self.seq,
+            "resumes": self.resumes,
         }
+
+    def record(self) -> dict[str, Any]:
+        """What the journal keeps: the snapshot with the stored paths of the uploads."""
+        with self._lock:
+            return {**self._snapshot(), "files": dict(self.files)}
 
 
 def _counts(stage: Stage | None) -> dict[str, int] | None:
@@ -144,6 +183,52 @@ class Jobs:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
         self._running: Job | None = None
+        self._journal_lock = threading.Lock()
+        self.interrupted: list[Job] = []
+        for record in self._read_journal():
+            job = Job.restore(record)
+            self._jobs[job.id] = job
+        started_again = {job.resumes for job in self._jobs.values()}
+        self.interrupted = [j for j in self._jobs.values() if j.state == "interrupted" and j.id not in started_again]
+        if self.interrupted:
+            self._write_journal()
+
+    @property
+    def journal(self) -> Path:
+        return self.settings.home / JOURNAL
+
+    def _read_journal(self) -> list[dict[str, Any]]:
+        try:
+            records = json.loads(self.journal.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            log.warning("%s cannot be read (%s): the jobs of earlier runs are not listed", self.journal, exc)
+            return []
+        return [r for r in records if isinstance(r, dict) and {"job_id", "kind", "state", "created_at"} <= r.keys()]
+
+    def _write_journal(self) -> None:
+        with self._lock:
+            records = [job.record() for job in self._jobs.values()]
+        with self._journal_lock:
+            try:
+                self.journal.parent.mkdir(parents=True, exist_ok=True)
+                scratch = self.journal.with_suffix(".json.tmp")
+                scratch.write_text(json.dumps(records, indent=1), encoding="utf-8")
+                os.replace(scratch, self.journal)
+            except OSError as exc:
+                log.warning("cannot write %s (%s): a restart will not list these jobs", self.journal, exc)
+
+    def resume_interrupted(self) -> Job | None:
+        """Start again the newest job an earlier server was stopped in (its uploads that are still on disk)."""
+        if not self.interrupted:
+            return None
+        last = self.interrupted[-1]
+        self.interrupted = []
+        files = {path: name for path, name in last.files.items() if Path(path).is_file()}
+        job = self.start("ingest" if files else "index", files, resumes=last.id)
+        log.info("job %s starts again interrupted job %s", job.id, last.id)
+        return job
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:
@@ -158,9 +243,10 @@ class Jobs:
         with self._lock:
             return self._running
 
-    def start(self, kind: JobKind, files: dict[str, str] | None = None) -> Job:
+    def start(self, kind: JobKind, files: dict[str, str] | None = None, *, resumes: str | None = None) -> Job:
         """Start a job in a thread; raises :class:`JobBusy` while another runs."""
         job = Job(kind, files or {})
+        job.resumes = resumes
         with self._lock:
             if self._running is not None:
                 raise JobBusy(f"job {self._running.id} is still running; wait for it to finish")
@@ -168,11 +254,13 @@ class Jobs:
             self._jobs[job.id] = job
             while len(self._jobs) > KEEP_JOBS:
                 self._jobs.pop(next(iter(self._jobs)))
+        self._write_journal()
         threading.Thread(target=self._run, args=(job,), name=f"lit3r-job-{job.id}", daemon=True).start()
         return job
 
     def _run(self, job: Job) -> None:
         job.finish("running")
+        self._write_journal()
         try:
             result = self._work(job)
         except EmptyCorpusError as exc:
@@ -185,6 +273,7 @@ class Jobs:
         finally:
             with self._lock:
                 self._running = None
+            self._write_journal()
 
     def _work(self, job: Job) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -197,6 +286,7 @@ class Jobs:
                     job.advance("ingest", 1, len(job.files))
 
                 report = ingest([Path(p) for p in job.files], store, on_file=parsed)
+                self._delete_refused(job, [p for p, _ in report.failed])
                 result["ingest"] = {
                     "added": [self._name(job, p) for p in report.added],
                     "unchanged": [self._name(job, p) for p in report.unchanged],
@@ -219,6 +309,19 @@ class Jobs:
         job.enter("reload")
         self.on_built()
         return result
+
+    @staticmethod
+    def _delete_refused(job: Job, failed: list[str]) -> None:
+        """Delete the uploads ingest refused (named in the report; nothing reads them again)."""
+        for path in failed:
+            if path not in job.files:
+                continue
+            stored = Path(path)
+            stored.unlink(missing_ok=True)
+            try:
+                stored.parent.rmdir()  # its <sha12> folder, when nothing else is in it
+            except OSError:
+                pass
 
     @staticmethod
     def _name(job: Job, path: str) -> str:

@@ -68,13 +68,13 @@ def pdf_path(source: str | None, home: Path) -> Path:
     path = Path(source)
     if not path.is_file():
         raise PdfUnavailable("pdf_missing", f"the PDF this paper was ingested from is gone ({path.name})")
-    if _sha256(str(path), path.stat().st_mtime_ns, path.stat().st_size) != record.sha256:
+    if file_hash(path) != record.sha256:
         raise PdfUnavailable("pdf_changed", f"the PDF {path.name} changed since it was ingested; ingest it again")
     return path
 
 
 @lru_cache(maxsize=256)
-def _sha256(path: str, _mtime_ns: int, _size: int) -> str:
+def _sha256(path: str, _identity: tuple[int, ...]) -> str:
     return file_sha256(Path(path))
 
 
@@ -180,6 +180,17 @@ def locate(path: str, sha: str, page_number: int, quote: str) -> Passage:
         return Passage(page_number, float(first.width), float(first.height))
 
 
+MAX_IMAGE_SIDE = 2_400
+"""Most pixels on the long side of a page image: a page larger than A3 at ``server.page_dpi`` is drawn at a
+lower resolution (a 1 KB PDF can declare a 200-inch page, which at 110 dpi would be half a gigapixel)."""
+
+
+def bounded_resolution(width_pt: float, height_pt: float, dpi: int) -> float:
+    """``dpi``, or less where the page would be more than :data:`MAX_IMAGE_SIDE` pixels on its long side."""
+    longest = max(width_pt, height_pt, 1.0)
+    return min(float(dpi), MAX_IMAGE_SIDE * 72.0 / longest)
+
+
 @lru_cache(maxsize=32)
 def render(
     path: str, sha: str, page_number: int, boxes: tuple[tuple[float, float, float, float], ...], dpi: int
@@ -190,7 +201,8 @@ def render(
     with _PDFIUM, pdfplumber.open(path) as pdf:
         if not 1 <= page_number <= len(pdf.pages):
             raise PdfUnavailable("no_page", f"the PDF has {len(pdf.pages)} pages; page {page_number} does not exist")
-        image = pdf.pages[page_number - 1].to_image(resolution=dpi)
+        page = pdf.pages[page_number - 1]
+        image = page.to_image(resolution=bounded_resolution(float(page.width), float(page.height), dpi))
         if boxes:
             image.draw_rects(list(boxes), fill=FILL, stroke=STROKE, stroke_width=2)
         buffer = io.BytesIO()
@@ -199,6 +211,9 @@ def render(
 
 
 def file_hash(path: Path) -> str:
-    """The (cached) sha256 of a file."""
+    """The sha256 of a file, cached while its identity holds: device, inode, size, modification time and the
+    status-change time, which every write, rename onto the path and ``touch`` moves and no one can set back (a
+    file replaced by one of the same size with its modification time restored is hashed again)."""
     stat = path.stat()
-    return _sha256(str(path), stat.st_mtime_ns, stat.st_size)
+    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    return _sha256(str(path), identity)

@@ -104,6 +104,7 @@ class Runtime:
         self.catalog = Catalog(self.settings.home)
         self._stack.callback(self.catalog.close)
         self.reload()
+        self.jobs.resume_interrupted()
         if watch:
             self._watcher = threading.Thread(target=self._watch, name="lit3r-index-watch", daemon=True)
             self._watcher.start()

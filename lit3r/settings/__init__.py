@@ -237,8 +237,9 @@ class ServerSettings(BaseModel):
     )
     allowed_hosts: list[str] = Field(
         default_factory=list,
-        description="Host header values /mcp accepts besides loopback when the server is reached by another name "
-        "(e.g. 'papers.example.org', '10.0.0.5:8000'); others get HTTP 421 (DNS-rebinding protection).",
+        description="Host header values the server accepts besides loopback when it is reached by another name "
+        "(e.g. 'papers.example.org', '10.0.0.5:8000', 'name:*'); others get HTTP 421 (DNS-rebinding protection). "
+        "Checked on every path when the server has no API key or this list is set; /mcp always checks it.",
     )
     max_concurrent_answers: int = Field(
         default=4, gt=0, description="Answer runs (ask, thread turns, chat completions) at once; past it: HTTP 429."

@@ -6,6 +6,7 @@ answered from once it is done (the session swapped for the new index generation)
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 
@@ -60,6 +61,19 @@ def test_refuses_to_listen_beyond_loopback_without_a_key(tmp_path) -> None:
     )
     assert done.returncode == 2
     assert "refusing to listen on '0.0.0.0' without an API key" in done.stderr
+
+
+def test_refuses_a_missing_home_like_every_read_only_command(tmp_path) -> None:
+    missing = tmp_path / "typo"
+    done = subprocess.run(
+        [*lit3r_command(), "--home", str(missing), "serve", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+    )
+    assert done.returncode == 2 and "the folder does not exist" in done.stderr
+    assert not missing.exists(), "a mistyped --home is not created"
 
 
 def test_oversized_upload_is_413(keyed: httpx.Client) -> None:

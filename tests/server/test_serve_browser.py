@@ -201,3 +201,83 @@ def test_keyed_page_asks_for_the_key_then_uploads_with_progress(browser, keyed_s
     assert tab.locator("#papers tbody").filter(has_text="Ocean Acoustics of Humpback Song").count() == 1
     tab.screenshot(path=str(SHOTS / "7-upload.png"))
     tab.close()
+
+
+# The web UI items of the surface probe (RELIABILITY, web UI): the card after the panel closes, Markdown and
+# sources, step lines in words, the sidebar after a failed first question, reopened threads' steps, the paper
+# count while the server is down.
+
+
+def test_the_card_stays_closed_after_the_panel_closes(page) -> None:
+    message = ask(page, DEMO_QUESTION)
+    chip = message.locator(".chip").first
+    chip.focus()
+    page.locator("#card").wait_for(state="visible")
+    page.keyboard.press("Enter")
+    page.locator("#evidence").wait_for(state="visible")
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.activeElement.classList.contains('chip')")
+    page.wait_for_timeout(200)
+    assert page.locator("#card").is_hidden(), "focus returning to the chip does not reopen the card"
+    assert page.evaluate("getComputedStyle(document.getElementById('card')).pointerEvents") == "none"
+
+
+def test_answers_have_sources_and_steps_in_words(page, server) -> None:
+    message = ask(page, DEMO_QUESTION)
+    chips = message.locator(".chip").count()
+    sources = message.locator("ol.sources > li")
+    assert sources.count() >= 1 and chips >= 1
+    numbers = {int(n) for n in message.locator(".chip").evaluate_all("cs => cs.map(c => c.dataset.n)")}
+    assert {int(v) for v in sources.evaluate_all("ls => ls.map(l => l.value)")} == numbers
+    sources.first.locator("button").click()
+    page.locator("#evidence").wait_for(state="visible")
+    page.keyboard.press("Escape")
+    steps = message.locator(".steps li").all_inner_texts()
+    assert steps and not any('{"' in s or "[{" in s for s in steps), steps
+
+
+def test_markdown_is_rendered_and_html_is_not(page) -> None:
+    html = page.evaluate(
+        """async () => {
+          const { markdownHtml } = await import('/static/js/markdown.js');
+          return markdownHtml('Two results:\\n- **BM25** with *k1* 0.9 [1]\\n'
+            + '- `dense` <img src=x onerror=alert(1)>\\n\\n'
+            + '| method | recall |\\n| --- | --- |\\n| BM25 | 0.61 |\\n\\n<script>alert(1)</script>');
+        }"""
+    )
+    assert "<ul><li><strong>BM25</strong> with <em>k1</em> 0.9 [1]</li>" in html
+    assert "<code>dense</code>" in html and "<table" in html and "<td>0.61</td>" in html
+    assert "<img" not in html and "<script" not in html and "&lt;script&gt;" in html
+
+
+def test_a_failed_first_question_lists_its_thread_and_reopened_threads_show_steps(page, server) -> None:
+    page.route("**/messages/stream", lambda route: route.fulfill(status=500, body="{}"))
+    page.fill("#question", "Which reranker budget is recommended?")
+    page.keyboard.press("Enter")
+    page.locator(".msg.bot.error").wait_for()
+    page.locator("#thread-list button").first.wait_for()
+    assert page.locator("#threads-empty").is_hidden()
+    page.unroute("**/messages/stream")
+    page.click("#new-thread")
+    message = ask(page, DEMO_QUESTION)
+    live_steps = message.locator(".steps li").count()
+    page.click("#new-thread")
+    page.locator("#thread-list button[aria-current='false']").first.wait_for()
+    page.locator("#thread-list button").first.click()  # the newest thread: the one just answered
+    reopened = page.locator(".msg.bot").last
+    reopened.locator(".meta").wait_for()
+    assert reopened.locator(".steps .count").inner_text() == str(live_steps) and live_steps > 0
+
+
+def test_the_paper_count_is_not_shown_while_the_server_is_down(browser, server) -> None:
+    tab = browser.new_page()
+    tab.clock.install()
+    tab.goto(server.base_url)
+    tab.wait_for_selector("#status:has-text('papers')")
+    tab.route("**/v1/status", lambda route: route.abort())
+    tab.clock.fast_forward(20_000)
+    tab.wait_for_selector("#status:has-text('server unreachable')")
+    tab.unroute("**/v1/status")
+    tab.clock.fast_forward(20_000)
+    tab.wait_for_selector("#status:has-text('papers')")
+    tab.close()

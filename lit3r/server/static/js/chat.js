@@ -1,8 +1,9 @@
 // The chat: threads, a question streamed through /v1/threads/{id}/messages/stream (its steps appear as they
 // happen), answers with citation chips.
-import { api, esc, stream } from "./api.js";
+import { api, describe, esc, stream } from "./api.js";
 import { hideCard, openEvidence, showCard } from "./evidence.js";
-import { clearNotice, reportError } from "./state.js";
+import { markdownHtml } from "./markdown.js";
+import { clearNotice, paperTitle, reportError } from "./state.js";
 
 const list = document.getElementById("messages");
 const threadList = document.getElementById("thread-list");
@@ -82,6 +83,7 @@ async function openThread(id) {
     const item = addBot();
     if (turn.trace_id) {
       const trace = await api(`/v1/traces/${turn.trace_id}`);
+      for (const event of trace.events || []) addStep(item, event);
       const answer = trace.answer;
       renderAnswer(item, { ...answer, answer: answer.text, trace_id: turn.trace_id, message: turn.message });
     } else {
@@ -101,11 +103,33 @@ function addUser(text) {
 function addBot() {
   const li = document.createElement("li");
   li.className = "msg bot";
-  li.innerHTML = `<p class="text"><span class="working"></span>Working…</p>
+  li.innerHTML = `<div class="text"><span class="working"></span>Working…</div>
     <details class="steps" open><summary>Steps <span class="count">0</span></summary><ol></ol></details>`;
   list.append(li);
   li.scrollIntoView({ block: "end" });
   return li;
+}
+
+// A step's summary as words: a JSON summary becomes "key value, key value" (nested values shortened).
+export function summaryText(summary) {
+  if (summary == null) return "";
+  let value = summary;
+  if (typeof value === "string") {
+    const text = value.trim();
+    if (!/^[{[]/.test(text)) return text;
+    try {
+      value = JSON.parse(text);
+    } catch (_) {
+      return text;
+    }
+  }
+  const short = (v) => {
+    if (Array.isArray(v)) return v.length <= 3 ? v.map(short).join(", ") : `${v.length} items`;
+    if (v && typeof v === "object") return Object.keys(v).length + " fields";
+    return String(v);
+  };
+  if (Array.isArray(value)) return short(value);
+  return Object.entries(value).map(([k, v]) => `${k.replace(/_/g, " ")} ${short(v)}`).join(", ");
 }
 
 function addStep(item, step) {
@@ -113,7 +137,8 @@ function addStep(item, step) {
   const li = document.createElement("li");
   const round = step.round ? `r${step.round}` : "--";
   const tokens = step.tokens ? ` ${step.tokens.prompt}+${step.tokens.completion} tok` : "";
-  li.textContent = `${round} ${step.type} ${step.name} ${Math.round(step.duration_ms)} ms${tokens} · ${step.summary}`;
+  const ms = step.duration_ms != null ? ` ${Math.round(step.duration_ms)} ms` : "";
+  li.textContent = `${round} ${step.type} ${step.name}${ms}${tokens} · ${summaryText(step.summary)}`;
   li.title = li.textContent;
   ol.append(li);
   ol.scrollTop = ol.scrollHeight;
@@ -123,7 +148,7 @@ function addStep(item, step) {
 // The answer text with each [n] marker as a chip that shows its citation.
 export function answerHtml(text, citations) {
   const byNumber = new Map(citations.map((c) => [String(c.number), c]));
-  return esc(text).replace(/\[(\d+)\]/g, (whole, n) =>
+  return markdownHtml(text).replace(/\[(\d+)\]/g, (whole, n) =>
     byNumber.has(n)
       ? `<button type="button" class="chip" data-n="${n}" aria-label="Citation ${n}">${n}</button>`
       : whole);
@@ -146,6 +171,7 @@ function renderAnswer(item, doc) {
     chip.addEventListener("blur", hideCard);
     chip.addEventListener("click", () => openEvidence(chip, citation));
   }
+  if (citations.length) item.append(sourcesList(citations));
   const steps = item.querySelector(".steps");
   if (steps) steps.open = false;
   const meta = document.createElement("div");
@@ -167,6 +193,25 @@ function renderAnswer(item, doc) {
   }
   item.append(meta);
   item.dataset.trace = doc.trace_id || "";
+}
+
+// The numbered sources under an answer: paper, where, and the quote; each opens its passage.
+function sourcesList(citations) {
+  const ol = document.createElement("ol");
+  ol.className = "sources";
+  ol.setAttribute("aria-label", "Sources");
+  for (const c of [...citations].sort((a, b) => a.number - b.number)) {
+    const li = document.createElement("li");
+    li.value = c.number;
+    const where = describe(c.locator);
+    li.innerHTML = `<button type="button" class="source" data-n="${esc(c.number)}">` +
+      `<span class="source-title">${esc(paperTitle(c.paper_id))}</span>` +
+      (where ? ` <span class="source-where">${esc(where)}</span>` : "") +
+      `<q class="source-quote">${esc(c.quote)}</q></button>`;
+    li.querySelector("button").addEventListener("click", (e) => openEvidence(e.currentTarget, c));
+    ol.append(li);
+  }
+  return ol;
 }
 
 async function ask(raw) {
@@ -194,12 +239,12 @@ async function ask(raw) {
       },
     });
     if (!answered) throw new Error("the stream ended without an answer");
-    loadThreads().catch(() => {});
   } catch (err) {
     item.classList.add("error");
     item.querySelector(".text").textContent = `No answer: ${err.message}`;
     reportError(err, "answer");
   } finally {
+    if (threadId) loadThreads().catch(() => {}); // the thread exists even when its first turn failed
     button.disabled = false;
     input.focus();
   }

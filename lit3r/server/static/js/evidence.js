@@ -9,7 +9,10 @@ const body = document.getElementById("evidence-body");
 let opener = null;
 let lastImage = null;
 
+let returning = null; // the chip focus goes back to as the panel closes: its focus must not reopen the card
+
 export function showCard(chip, citation) {
+  if (chip === returning) return;
   const where = describe(citation.locator) || "no page or section recorded";
   card.innerHTML = `
     <div><strong class="card-title">${esc(paperTitle(citation.paper_id))}</strong></div>
@@ -35,7 +38,11 @@ export function closeEvidence() {
   panel.hidden = true;
   if (lastImage) URL.revokeObjectURL(lastImage);
   lastImage = null;
-  if (opener) opener.focus();
+  if (opener) {
+    returning = opener;
+    opener.focus();
+    returning = null;
+  }
 }
 
 document.getElementById("evidence-close").addEventListener("click", closeEvidence);

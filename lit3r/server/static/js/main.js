@@ -44,9 +44,17 @@ dialog.addEventListener("close", () => {
   }
 });
 
+const STATUS_EVERY_MS = 15000;
+
 async function refreshStatus() {
-  const status = await api("/v1/status");
   const el = document.getElementById("status");
+  let status;
+  try {
+    status = await api("/v1/status");
+  } catch (err) {
+    el.textContent = err.status === 0 ? "server unreachable" : "status unknown"; // never a stale count
+    throw err;
+  }
   if (status.index) {
     el.textContent = `${status.index.papers} papers · ${status.index.chunks} chunks`;
   } else {
@@ -75,6 +83,8 @@ async function start() {
     },
   });
 }
+
+setInterval(() => refreshStatus().catch(() => {}), STATUS_EVERY_MS);
 
 initChat({
   openTrace: (id) => {
