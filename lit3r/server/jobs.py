@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 JobKind = Literal["ingest", "index"]
 JobState = Literal["queued", "running", "done", "failed"]
 KEEP_JOBS = 20
+PAGES_STAGE = "parse pages"
+"""The stage of PDF pages read during ingest (its total counted from the PDFs' page trees before parsing)."""
 
 
 @dataclass
@@ -66,6 +68,7 @@ class Job:
         self.current_file: str | None = None
         self._marks: list[dict[str, Any]] = []
         self._started = time.monotonic()
+        self._ended: float | None = None
         self._lock = threading.Lock()
 
     def advance(self, stage: str, done: int, total: int) -> None:
@@ -97,6 +100,8 @@ class Job:
     def finish(self, state: JobState, *, result: dict[str, Any] | None = None, error: dict[str, str] | None = None):
         with self._lock:
             self.state, self.finished_at, self.seq = state, now(), self.seq + 1
+            if state in ("done", "failed"):
+                self._ended = time.monotonic()  # elapsed_s stops with the job
             self.result = result or self.result
             self.error = error
 
@@ -107,16 +112,20 @@ class Job:
 
     def _snapshot(self) -> dict[str, Any]:
         stage = self.stages.get(self.stage or "")
+        pages = self.stages.get(PAGES_STAGE)
+        if self.stage == "ingest" and pages is not None and pages.done < pages.total:
+            stage = pages  # while PDFs are read, the time left follows their pages, not the files
         return {
             "job_id": self.id,
             "kind": self.kind,
             "state": self.state,
             "created_at": self.created_at,
             "finished_at": self.finished_at,
-            "elapsed_s": round(time.monotonic() - self._started, 1),
+            "elapsed_s": round((self._ended or time.monotonic()) - self._started, 1),
             "stage": self.stage,
             "current_file": self.current_file,
             "files": _counts(self.stages.get("ingest")),
+            "pages": _counts(self.stages.get(PAGES_STAGE)),
             "chunks": _counts(self.stages.get("embed chunks")),
             "papers": _counts(self.stages.get("embed papers")),
             "eta_s": stage.eta_s() if stage else None,
@@ -125,6 +134,22 @@ class Job:
             "error": self.error,
             "seq": self.seq,
         }
+
+
+def _pages_in(paths: list[Path]) -> int:
+    """Pages of the PDFs among ``paths`` (from their page trees; a file that cannot be opened counts 0)."""
+    from lit3r.corpus.parsers import ParseError
+    from lit3r.corpus.parsers.pdf_backends import BackendError
+    from lit3r.corpus.parsers.pdf_pdfium import page_count
+
+    total = 0
+    for path in paths:
+        if path.suffix.lower() == ".pdf":
+            try:
+                total += page_count(path)
+            except (BackendError, ParseError, OSError):
+                continue
+    return total
 
 
 def _counts(stage: Stage | None) -> dict[str, int] | None:
@@ -191,12 +216,26 @@ class Jobs:
         with CorpusStore(self.settings.home) as store:
             if job.files:
                 job.advance("ingest", 0, len(job.files))
+                pages_total = _pages_in([Path(p) for p in job.files])
+                if pages_total:
+                    job.advance(PAGES_STAGE, 0, pages_total)
 
                 def parsed(path: Path) -> None:
                     job.current_file = job.files.get(str(path.resolve()), path.name)
                     job.advance("ingest", 1, len(job.files))
 
-                report = ingest([Path(p) for p in job.files], store, on_file=parsed)
+                def page_read(path: str, _done: int, _total: int) -> None:
+                    job.current_file = job.files.get(path, Path(path).name)
+                    job.advance(PAGES_STAGE, 1, pages_total)
+
+                report = ingest(
+                    [Path(p) for p in job.files],
+                    store,
+                    on_file=parsed,
+                    on_page=page_read if pages_total else None,
+                    limits=self.settings.limits,
+                    chunker=self.settings.chunker,
+                )
                 result["ingest"] = {
                     "added": [self._name(job, p) for p in report.added],
                     "unchanged": [self._name(job, p) for p in report.unchanged],

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lit3r.corpus.parsers import ParseError
-from lit3r.corpus.parsers.pdf_backends import PdfData, read_pdf
+from lit3r.corpus.parsers.pdf_backends import DEFAULT_BACKEND, PdfData, read_pdf
 from lit3r.corpus.parsers.pdf_classify import FOOTNOTE_MARK, NUMBERED_HEADING, Extents, classify_lines, mark_footnotes
 from lit3r.corpus.parsers.pdf_floats import caption_lines, drop_figure_text, replace_tables
 from lit3r.corpus.parsers.pdf_front import front_matter
@@ -40,16 +41,25 @@ INLINE_ABSTRACT = re.compile(r"^abstract\s*[:.—–-]\s*", re.IGNORECASE)
 
 
 def parse_pdf(
-    path: Path, backend: str | None = None, timeout: float | None = None, isolate: bool = True
+    path: Path,
+    backend: str | None = None,
+    timeout: float | None = None,
+    isolate: bool = True,
+    max_pages: int | None = None,
+    on_page: Callable[[int, int], None] | None = None,
 ) -> list[ParsedPaper]:
     """Parse one PDF paper.
 
-    ``backend`` is ``"pdfplumber"`` (default) or ``"pymupdf"`` (optional extra); when it is None the
-    ``LIT3R_PDF_BACKEND`` environment variable decides. Reading runs in a child process killed after
-    ``timeout`` seconds (default: scaled with the file size); ``isolate=False`` reads in this process.
+    ``backend`` is ``"pdfium"`` (default), ``"pdfplumber"`` or ``"pymupdf"`` (optional extra); when it is
+    None the ``LIT3R_PDF_BACKEND`` environment variable decides. A file of more than ``max_pages`` pages is
+    refused before a page is read; ``on_page(done, total)`` follows the reading (without ``isolate``).
+    Reading runs in a child process killed after ``timeout`` seconds (default: scaled with the file size);
+    ``isolate=False`` reads in this process.
     """
     path = Path(path)
-    data = read_pdf(path, backend or os.environ.get("LIT3R_PDF_BACKEND", "pdfplumber"), timeout, isolate)
+    data = read_pdf(
+        path, backend or os.environ.get("LIT3R_PDF_BACKEND", DEFAULT_BACKEND), timeout, isolate, max_pages, on_page
+    )
     return [paper_from_pages(data, path)]
 
 
