@@ -313,4 +313,5 @@ class Flow:
         short = last.x1 < right - 0.15 * (right - left)
         indented = line.x0 > last.x0 + 0.8 * line.size
         gap = line.top - last.bottom
-        return -2 < gap < self.usual_gap + 0.5 * last.height and not (ended and (indented or short))
+        starts = (ended and (indented or short)) or (indented and short)  # a short line, then an indent: new
+        return -2 < gap < self.usual_gap + 0.5 * last.height and not starts

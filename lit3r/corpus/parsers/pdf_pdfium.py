@@ -125,6 +125,7 @@ def _words(handle: Any, height: float, raw: Any) -> list[Word]:
     name = ctypes.create_string_buffer(256)
     flags = ctypes.c_int()
     origin_x, origin_y = ctypes.c_double(), ctypes.c_double()
+    matrix = raw.FS_MATRIX()
     words: list[Word] = []
     current: list[tuple[str, float, float, float, float]] = []
     style: tuple[float, str] = (0.0, "")
@@ -151,7 +152,10 @@ def _words(handle: Any, height: float, raw: Any) -> list[Word]:
             angle = raw.FPDFText_GetCharAngle(handle, index)
             raw.FPDFText_GetFontInfo(handle, index, name, 256, ctypes.byref(flags))
             upright = angle <= 0.01 or abs(angle - 2 * math.pi) <= 0.01
-            run = (owner, raw.FPDFText_GetFontSize(handle, index), name.value.decode("utf-8", "replace"), upright)
+            raw.FPDFText_GetMatrix(handle, index, ctypes.byref(matrix))
+            scale = math.hypot(matrix.c, matrix.d) or 1.0  # the font size is in text space; Chromium scales by 0.75
+            size_pt = raw.FPDFText_GetFontSize(handle, index) * scale
+            run = (owner, size_pt, name.value.decode("utf-8", "replace"), upright)
         _, font_size, font, upright = run
         if not upright:  # rotated: margin stamps, axis labels
             flush()
