@@ -55,7 +55,20 @@ def _open(path: Path, pdfium: Any) -> Any:
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise BackendError("the PDF is encrypted and needs a password") from exc
+        if _has_no_pages(path):  # PDFium refuses an empty page tree as a format error
+            raise BackendError("the PDF has no pages (truncated or damaged file?)") from exc
         raise BackendError(f"damaged or unreadable PDF ({exc})"[:300]) from exc
+
+
+def _has_no_pages(path: Path) -> bool:
+    """Whether pdfminer reads the file as a PDF with an empty page tree (only asked when PDFium fails)."""
+    try:
+        import pdfplumber
+
+        with pdfplumber.open(path) as pdf:
+            return len(pdf.pages) == 0
+    except Exception:  # any failure here means 'not known to be empty': the PDFium message stands
+        return False
 
 
 def read_pdfium(path: Path, max_pages: int | None = None, on_page: OnPage | None = None) -> PdfData:
