@@ -2,8 +2,8 @@
 
 The work is split in steps, one module each:
 
-* :mod:`pdf_backends` reads words, rules and ruled tables (pdfplumber, or PyMuPDF
-  with ``backend="pymupdf"`` / ``LIT3R_PDF_BACKEND=pymupdf``) in a time-limited
+* :mod:`pdf_backends` reads words, rules and ruled tables (PDFium by default, pdfplumber or PyMuPDF
+  with ``backend=`` / ``LIT3R_PDF_BACKEND``) in a time-limited
   child process and turns every failure into a :class:`ParseError`;
 * :mod:`pdf_layout` builds lines in reading order (two-column pages included)
   and drops running headers, footers and page numbers;
