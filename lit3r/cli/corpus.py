@@ -40,6 +40,8 @@ def ingest(
     writable_home()
     with CorpusStore(settings.home) as store, progress_bar(quiet=as_json) as bar:
         task = bar.add_task("parse files", total=len(files), unit="files")
+        pages = _pdf_pages(files) if bar.live.is_started else 0
+        page_task = bar.add_task("read PDF pages", total=pages, unit="pages") if pages else None
         report = run_ingest(
             paths,
             store,
@@ -47,6 +49,7 @@ def ingest(
             on_file=lambda _: bar.advance(task),
             limits=settings.limits,
             chunker=settings.chunker,
+            on_page=(lambda _file, _done, _total: bar.advance(page_task)) if page_task is not None else None,
         )
         total = store.count_papers()
     if as_json:
@@ -70,6 +73,21 @@ def ingest(
         )
     if not report.added and not report.unchanged:
         raise typer.Exit(2)
+
+
+def _pdf_pages(files: list[Path]) -> int:
+    """Pages of the PDFs among ``files``, read from their page trees (for the progress bar's total)."""
+    from lit3r.corpus.parsers.pdf_backends import BackendError
+    from lit3r.corpus.parsers.pdf_pdfium import page_count
+
+    total = 0
+    for path in files:
+        if path.suffix.lower() == ".pdf":
+            try:
+                total += page_count(path)
+            except (BackendError, OSError):
+                continue
+    return total
 
 
 STAGE_UNITS = {"chunk papers": "papers", "embed chunks": "chunks", "embed papers": "papers"}

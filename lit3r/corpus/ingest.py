@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lit3r.corpus.chunkers import chunk_paper
 from lit3r.corpus.discover import discover
+from lit3r.corpus.parallel import OnPage, parse_in_parallel, workers_for
 from lit3r.corpus.parsers import ParseError, limits_mb, read_file, too_long
 from lit3r.corpus.references import resolve_references
 from lit3r.corpus.store import CorpusStore, file_sha256
@@ -52,18 +53,42 @@ def ingest(
     on_file: Callable[[Path], None] | None = None,
     limits: LimitsSettings | None = None,
     chunker: ChunkerSettings | None = None,
+    on_page: OnPage | None = None,
 ) -> IngestReport:
     """Ingest files and folders into ``store``; ``on_file`` is called after each file (progress bars).
 
     ``limits`` bound files and papers; ``chunker`` is what the chunks-per-paper limit counts with.
+    New or changed PDFs are parsed in parallel worker processes (:mod:`lit3r.corpus.parallel`,
+    ``limits.parse_workers``), and ``on_page(file, pages done, pages in file)`` follows their pages; the
+    other files are read here, one after another. Papers are stored as each file finishes.
     """
     found = discover(paths)
     report = IngestReport(failed=list(found.problems))
     rules = _Rules(limits or LimitsSettings(), chunker or ChunkerSettings())
+    pdfs: dict[Path, tuple[str, str]] = {}
     for path in found.files:
-        _ingest_file(path.resolve(), store, report, rules, force=force)
-        if on_file:
-            on_file(path)
+        resolved = path.resolve()
+        if not _is_pdf(resolved):
+            _ingest_file(resolved, store, report, rules, force=force)
+            if on_file:
+                on_file(path)
+            continue
+        checked = _check(resolved, store, report, rules, force=force)
+        if checked is None:
+            if on_file:
+                on_file(path)
+        else:
+            pdfs[resolved] = checked
+    if pdfs:
+        workers = workers_for(rules.limits, len(pdfs))
+        for parsed in parse_in_parallel(pdfs, rules.limits, workers, on_page):
+            key, sha = pdfs[parsed.path]
+            if parsed.problem is not None:
+                _store_failure(key, sha, parsed.problem, store, report)
+            else:
+                _store(parsed.path, key, sha, parsed.papers, parsed.skipped, store, report, rules)
+            if on_file:
+                on_file(parsed.path)
     if report.did_work or store.references_stale():  # stale: an earlier ingest was stopped before resolving
         report.references_resolved = resolve_corpus_references(store)
     return report
@@ -75,33 +100,74 @@ class _Rules:
     chunker: ChunkerSettings
 
 
-def _ingest_file(path: Path, store: CorpusStore, report: IngestReport, rules: _Rules, *, force: bool) -> None:
+def _is_pdf(path: Path) -> bool:
+    """A file ingest hands to the parallel PDF parser: named .pdf and starting like a PDF."""
+    if not path.name.lower().endswith(".pdf"):
+        return False
+    try:
+        with path.open("rb") as handle:
+            return b"%PDF-" in handle.read(1024)
+    except OSError:
+        return False
+
+
+def _check(
+    path: Path, store: CorpusStore, report: IngestReport, rules: _Rules, *, force: bool
+) -> tuple[str, str] | None:
+    """``(key, sha256)`` of a file to parse, or None when it is too big, unreadable or unchanged (reported)."""
     key = str(path)
     try:
         size = path.stat().st_size
         if size > rules.limits.max_file_mb * 1e6:
             report.failed.append((key, _too_big(size, rules.limits)))
-            return
+            return None
         sha = file_sha256(path)
     except OSError as exc:
         report.failed.append((key, f"cannot read the file ({exc.strerror or exc})"))
-        return
+        return None
     previous = store.source(key)
     if previous and previous.sha256 == sha and not force:
         if previous.status == "ok":
             report.unchanged.append(key)
         else:
             report.failed.append((key, f"{previous.error} (unchanged since the last attempt; --force tries again)"))
+        return None
+    return key, sha
+
+
+def _ingest_file(path: Path, store: CorpusStore, report: IngestReport, rules: _Rules, *, force: bool) -> None:
+    checked = _check(path, store, report, rules, force=force)
+    if checked is None:
         return
+    key, sha = checked
     skipped: list[str] = []
     try:
         parsed = read_file(path, rules.limits, on_skip=skipped.append)
-        papers = [p for p in _first_of_each_id(parsed, skipped) if _within_limits(p, rules, skipped, len(parsed) > 1)]
-        if not papers:
-            raise ParseError(path, _nothing_left(skipped))
     except ParseError as exc:
-        store.record_error(key, sha, exc.problem)
-        report.failed.append((key, exc.problem))
+        _store_failure(key, sha, exc.problem, store, report)
+        return
+    _store(path, key, sha, parsed, skipped, store, report, rules)
+
+
+def _store_failure(key: str, sha: str, problem: str, store: CorpusStore, report: IngestReport) -> None:
+    store.record_error(key, sha, problem)
+    report.failed.append((key, problem))
+
+
+def _store(
+    path: Path,
+    key: str,
+    sha: str,
+    parsed: list[ParsedPaper],
+    skipped: list[str],
+    store: CorpusStore,
+    report: IngestReport,
+    rules: _Rules,
+) -> None:
+    """Store the papers of one parsed file that are within the limits (or record why none is)."""
+    papers = [p for p in _first_of_each_id(parsed, skipped) if _within_limits(p, rules, skipped, len(parsed) > 1)]
+    if not papers:
+        _store_failure(key, sha, ParseError(path, _nothing_left(skipped)).problem, store, report)
         return
     report.skipped_records.extend((key, problem) for problem in skipped)
     papers = _unique_ids(papers, key, store, report)

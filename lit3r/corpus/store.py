@@ -129,6 +129,15 @@ class CorpusStore:
             )
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('references_stale', '1')")
 
+    def remove_source(self, path: str) -> int:
+        """Forget a source and its papers (a file deleted from a watched folder); how many papers went."""
+        with self._db:
+            gone = self._db.execute("DELETE FROM papers WHERE source = ?", (path,)).rowcount
+            self._db.execute("DELETE FROM sources WHERE path = ?", (path,))
+            if gone:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('references_stale', '1')")
+        return gone
+
     def record_error(self, path: str, sha256: str, error: str) -> None:
         """Remember a file that could not be ingested (its earlier papers, if any, stay)."""
         previous = self.source(path)

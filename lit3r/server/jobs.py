@@ -42,6 +42,8 @@ JobState = Literal["queued", "running", "done", "failed", "interrupted"]
 KEEP_JOBS = 20
 JOURNAL = "jobs.json"
 """The record of the last :data:`KEEP_JOBS` jobs in the home folder."""
+PAGES_STAGE = "parse pages"
+"""The stage of PDF pages read during ingest (its total counted from the PDFs' page trees before parsing)."""
 
 
 @dataclass
@@ -140,6 +142,9 @@ class Job:
 
     def _snapshot(self) -> dict[str, Any]:
         stage = self.stages.get(self.stage or "")
+        pages = self.stages.get(PAGES_STAGE)
+        if self.stage == "ingest" and pages is not None and pages.done < pages.total:
+            stage = pages  # while PDFs are read, the time left follows their pages, not the files
         return {
             "job_id": self.id,
             "kind": self.kind,
@@ -150,6 +155,7 @@ class Job:
             "stage": self.stage,
             "current_file": self.current_file,
             "files": _counts(self.stages.get("ingest")),
+            "pages": _counts(self.stages.get(PAGES_STAGE)),
             "chunks": _counts(self.stages.get("embed chunks")),
             "papers": _counts(self.stages.get("embed papers")),
             "eta_s": stage.eta_s() if stage else None,
@@ -164,6 +170,22 @@ class Job:
         """What the journal keeps: the snapshot with the stored paths of the uploads."""
         with self._lock:
             return {**self._snapshot(), "files": dict(self.files)}
+
+
+def _pages_in(paths: list[Path]) -> int:
+    """Pages of the PDFs among ``paths`` (from their page trees; a file that cannot be opened counts 0)."""
+    from lit3r.corpus.parsers import ParseError
+    from lit3r.corpus.parsers.pdf_backends import BackendError
+    from lit3r.corpus.parsers.pdf_pdfium import page_count
+
+    total = 0
+    for path in paths:
+        if path.suffix.lower() == ".pdf":
+            try:
+                total += page_count(path)
+            except (BackendError, ParseError, OSError):
+                continue
+    return total
 
 
 def _counts(stage: Stage | None) -> dict[str, int] | None:
@@ -280,12 +302,26 @@ class Jobs:
         with CorpusStore(self.settings.home) as store:
             if job.files:
                 job.advance("ingest", 0, len(job.files))
+                pages_total = _pages_in([Path(p) for p in job.files])
+                if pages_total:
+                    job.advance(PAGES_STAGE, 0, pages_total)
 
                 def parsed(path: Path) -> None:
                     job.current_file = job.files.get(str(path.resolve()), path.name)
                     job.advance("ingest", 1, len(job.files))
 
-                report = ingest([Path(p) for p in job.files], store, on_file=parsed)
+                def page_read(path: str, _done: int, _total: int) -> None:
+                    job.current_file = job.files.get(path, Path(path).name)
+                    job.advance(PAGES_STAGE, 1, pages_total)
+
+                report = ingest(
+                    [Path(p) for p in job.files],
+                    store,
+                    on_file=parsed,
+                    on_page=page_read if pages_total else None,
+                    limits=self.settings.limits,
+                    chunker=self.settings.chunker,
+                )
                 self._delete_refused(job, [p for p, _ in report.failed])
                 result["ingest"] = {
                     "added": [self._name(job, p) for p in report.added],

@@ -78,16 +78,41 @@ def _sha256(path: str, _identity: tuple[int, ...]) -> str:
     return file_sha256(Path(path))
 
 
-def fold(text: str) -> tuple[str, list[int]]:
-    """The comparison key of ``text`` and, for each key character, the index of the character it came from."""
+def fold(text: str | list[str]) -> tuple[str, list[int]]:
+    """The comparison key of ``text`` and, for each key character, the index of the character it came from.
+
+    ``text`` is a string or a page's characters as pdfplumber gives them: one glyph may hold several letters
+    (a ligature 'fi' is one character with two), and an owner is then the glyph's index in that list, so
+    that a ligature never shifts the highlight of what follows it.
+    """
     key: list[str] = []
     owners: list[int] = []
-    for index, char in enumerate(text):
-        for folded in unicodedata.normalize("NFKC", char).casefold():
+    for index, glyph in enumerate(text):
+        for folded in unicodedata.normalize("NFKC", glyph).casefold():
             if not folded.isspace() and folded not in IGNORED:
                 key.append(folded)
                 owners.append(index)
     return "".join(key), owners
+
+
+def letter_boxes(chars: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """One box per key letter of the folded page text: a glyph of several letters (a ligature) is cut in
+    equal widths, so a quote that starts or ends inside 'ﬁ' is highlighted from or to its letter."""
+    _, owners = fold([c["text"] for c in chars])
+    boxes: list[dict[str, float]] = []
+    for position, owner in enumerate(owners):
+        first = position == 0 or owners[position - 1] != owner
+        if first:
+            count = owners.count(owner) if len(chars[owner]["text"]) > 1 else 1
+            part = 0
+        char = chars[owner]
+        x0, x1 = float(char["x0"]), float(char["x1"])
+        width = (x1 - x0) / count
+        boxes.append(
+            {"x0": x0 + part * width, "x1": x0 + (part + 1) * width, "top": char["top"], "bottom": char["bottom"]}
+        )
+        part += 1
+    return boxes
 
 
 def _longest_prefix(haystack: str, needle: str) -> tuple[int, int]:
@@ -120,7 +145,7 @@ def line_boxes(chars: list[dict[str, Any]]) -> list[tuple[float, float, float, f
 
 def _match(chars: list[dict[str, Any]], quote_key: str) -> tuple[int, int]:
     """(start, length) in the folded page text of the quote or of its longest beginning."""
-    key, _ = fold("".join(c["text"] for c in chars))
+    key, _ = fold([c["text"] for c in chars])
     position = key.find(quote_key)
     if position >= 0:
         return position, len(quote_key)
@@ -145,12 +170,16 @@ def text_of(chars: list[dict[str, Any]]) -> str:
 
 
 def _passage(page: Any, number: int, chars: list[dict[str, Any]], start: int, length: int, found: Found) -> Passage:
-    _, owners = fold("".join(c["text"] for c in chars))
+    _, owners = fold([c["text"] for c in chars])
     first, last = owners[start], owners[start + length - 1]
-    hit = [c for c in chars[first : last + 1] if not c["text"].isspace()]
-    return Passage(
-        number, float(page.width), float(page.height), line_boxes(hit), found, text_of(chars[first : last + 1])
-    )
+    hit = letter_boxes(chars)[start : start + length]
+    covered = [{**c, "text": unicodedata.normalize("NFKC", c["text"])} for c in chars[first : last + 1]]
+    # a ligature cut by the quote's ends gives only the letters the quote holds ('ﬁ' of 'ﬁne' in 'the fine')
+    head = sum(1 for k in range(start) if owners[k] == first)
+    tail = sum(1 for k in range(start + length, len(owners)) if owners[k] == last)
+    covered[-1]["text"] = covered[-1]["text"][: len(covered[-1]["text"]) - tail] if tail else covered[-1]["text"]
+    covered[0]["text"] = covered[0]["text"][head:]
+    return Passage(number, float(page.width), float(page.height), line_boxes(hit), found, text_of(covered))
 
 
 @lru_cache(maxsize=128)

@@ -293,6 +293,16 @@ class LimitsSettings(BaseModel):
         description="Most chunks one paper may make with the chunker settings in effect at ingest; "
         "a paper that makes more is skipped.",
     )
+    max_pdf_pages: int = Field(
+        default=2_000,
+        gt=0,
+        description="Most pages a PDF may have; a longer one is refused from its page count, before a page is read.",
+    )
+    parse_workers: int = Field(
+        default=0,
+        ge=0,
+        description="Processes that parse PDFs in parallel during ingest (0: one per CPU core).",
+    )
 
 
 class Settings(BaseSettings):

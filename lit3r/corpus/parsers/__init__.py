@@ -59,12 +59,20 @@ def parser_for(path: Path) -> Parser | None:
     return None
 
 
-def read_file(path: Path, limits: LimitsSettings | None = None, on_skip: OnSkip | None = None) -> list[ParsedPaper]:
+def read_file(
+    path: Path,
+    limits: LimitsSettings | None = None,
+    on_skip: OnSkip | None = None,
+    on_page: Callable[[int, int], None] | None = None,
+    isolate: bool = True,
+) -> list[ParsedPaper]:
     """Every paper in ``path``, with the parser its content (then its name) calls for.
 
     A PDF under any name is parsed as a PDF; a file named ``.pdf`` that is not one, an image,
     an archive, binary data or an empty file is a :class:`ParseError` saying what it is.
-    Records that a JSON file leaves out are reported through ``on_skip``.
+    Records that a JSON file leaves out are reported through ``on_skip``. A PDF of more than
+    ``limits.max_pdf_pages`` pages is refused from its page count; ``on_page(done, total)`` follows its
+    reading, in a time-limited child process unless ``isolate`` is False (the caller is one already).
     """
     limits = limits or LimitsSettings()
     kind = sniff(_head(path))
@@ -75,7 +83,7 @@ def read_file(path: Path, limits: LimitsSettings | None = None, on_skip: OnSkip 
     if kind.kind == "pdf":
         from lit3r.corpus.parsers.pdf import parse_pdf
 
-        return parse_pdf(path)
+        return parse_pdf(path, isolate=isolate, max_pages=limits.max_pdf_pages, on_page=on_page)
     name = path.name.lower()
     if name.endswith(".pdf"):
         raise ParseError(path, f"not a PDF file (no %PDF header; it holds {_described(kind.kind)})")

@@ -2,8 +2,8 @@
 
 The work is split in steps, one module each:
 
-* :mod:`pdf_backends` reads words, rules and ruled tables (pdfplumber, or PyMuPDF
-  with ``backend="pymupdf"`` / ``LIT3R_PDF_BACKEND=pymupdf``) in a time-limited
+* :mod:`pdf_backends` reads words, rules and ruled tables (PDFium by default, pdfplumber or PyMuPDF
+  with ``backend=`` / ``LIT3R_PDF_BACKEND``) in a time-limited
   child process and turns every failure into a :class:`ParseError`;
 * :mod:`pdf_layout` builds lines in reading order (two-column pages included)
   and drops running headers, footers and page numbers;
@@ -19,35 +19,47 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lit3r.corpus.parsers import ParseError
-from lit3r.corpus.parsers.pdf_backends import PdfData, read_pdf
-from lit3r.corpus.parsers.pdf_classify import NUMBERED_HEADING, Extents, classify_lines
+from lit3r.corpus.parsers.pdf_backends import DEFAULT_BACKEND, PdfData, read_pdf
+from lit3r.corpus.parsers.pdf_classify import FOOTNOTE_MARK, NUMBERED_HEADING, Extents, classify_lines, mark_footnotes
 from lit3r.corpus.parsers.pdf_floats import caption_lines, drop_figure_text, replace_tables
 from lit3r.corpus.parsers.pdf_front import front_matter
 from lit3r.corpus.parsers.pdf_layout import Line, body_style, drop_running_lines, page_lines
 from lit3r.corpus.references import parse_reference, split_reference_list
-from lit3r.corpus.textutil import join_lines, slugify
+from lit3r.corpus.textutil import Vocabulary, join_lines, slugify
 from lit3r.models import Block, Paper, ParsedPaper
 
 REFERENCES_HEADING = re.compile(r"^(?:\d+\.?\s+)?(references|bibliography|literature cited|works cited)$", re.I)
 APPENDIX_HEADING = re.compile(r"^(?:[A-H](?:\.\d+)*\.?\s+[A-Z]|appendix|appendices|supplementary)", re.IGNORECASE)
+DEFERRED = ("footnote", "table")
+"""Lines a paragraph that runs on to the next column or page reads past (they follow it as blocks of their own)."""
 INLINE_ABSTRACT = re.compile(r"^abstract\s*[:.—–-]\s*", re.IGNORECASE)
 
 
 def parse_pdf(
-    path: Path, backend: str | None = None, timeout: float | None = None, isolate: bool = True
+    path: Path,
+    backend: str | None = None,
+    timeout: float | None = None,
+    isolate: bool = True,
+    max_pages: int | None = None,
+    on_page: Callable[[int, int], None] | None = None,
 ) -> list[ParsedPaper]:
     """Parse one PDF paper.
 
-    ``backend`` is ``"pdfplumber"`` (default) or ``"pymupdf"`` (optional extra); when it is None the
-    ``LIT3R_PDF_BACKEND`` environment variable decides. Reading runs in a child process killed after
-    ``timeout`` seconds (default: scaled with the file size); ``isolate=False`` reads in this process.
+    ``backend`` is ``"pdfium"`` (default), ``"pdfplumber"`` or ``"pymupdf"`` (optional extra); when it is
+    None the ``LIT3R_PDF_BACKEND`` environment variable decides. A file of more than ``max_pages`` pages is
+    refused before a page is read; ``on_page(done, total)`` follows the reading (without ``isolate``).
+    Reading runs in a child process killed after ``timeout`` seconds (default: scaled with the file size);
+    ``isolate=False`` reads in this process.
     """
     path = Path(path)
-    data = read_pdf(path, backend or os.environ.get("LIT3R_PDF_BACKEND", "pdfplumber"), timeout, isolate)
+    data = read_pdf(
+        path, backend or os.environ.get("LIT3R_PDF_BACKEND", DEFAULT_BACKEND), timeout, isolate, max_pages, on_page
+    )
     return [paper_from_pages(data, path)]
 
 
@@ -63,6 +75,7 @@ def paper_from_pages(data: PdfData, path: Path) -> ParsedPaper:
         stream.extend(replace_tables(page, lines, body_size))
     stream = drop_figure_text(stream, body_size, body_font)
     extents = classify_lines(stream, body_size)
+    mark_footnotes(stream, body_size, {page.number: (page.height, page.rules) for page in data.pages})
     front = front_matter(stream, body_size, data.metadata_title)
     blocks, abstract, raw_references = assemble(stream[front.body_start :], body_size, extents)
     if not abstract:
@@ -109,7 +122,7 @@ def typical_gap(lines: list[Line], body_size: float) -> float:
 
 def assemble(lines: list[Line], body_size: float, extents: Extents) -> tuple[list[Block], str, str]:
     """Blocks, abstract text and the raw reference list from classified body lines."""
-    layout = Flow(typical_gap(lines, body_size), extents)
+    layout = Flow(typical_gap(lines, body_size), extents, Vocabulary([line.text for line in lines]))
     blocks: list[Block] = []
     abstract: list[str] = []
     references: list[Line] = []
@@ -134,6 +147,11 @@ def assemble(lines: list[Line], body_size: float, extents: Extents) -> tuple[lis
             continue
         if mode == "abstract" and abstract_size is not None and abs(line.size - abstract_size) > 0.8:
             mode = "body"  # a footnote under the abstract ('Equal contribution.') is not part of it
+        if line.kind == "footnote":
+            end = next((i for i in range(index, len(lines)) if lines[i].kind != "footnote"), len(lines))
+            blocks.extend(b.model_copy(update={"section": section}) for b in _footnotes(lines[index:end], layout))
+            index = end
+            continue
         block, index = _block(lines, index, layout)
         if block is None:
             continue
@@ -144,6 +162,8 @@ def assemble(lines: list[Line], body_size: float, extents: Extents) -> tuple[lis
             abstract_size = line.size if abstract_size is None else abstract_size
         else:
             blocks.append(block.model_copy(update={"section": section}))
+        if layout.deferred:  # footnotes and tables the paragraph ran past: after it
+            blocks.extend(b.model_copy(update={"section": section}) for b in _deferred_blocks(layout))
     return blocks, "\n\n".join(abstract), reference_text(references)
 
 
@@ -195,7 +215,7 @@ def _block(lines: list[Line], index: int, layout: Flow) -> tuple[Block | None, i
         ), index + 1
     if line.kind == "caption":
         caption = caption_lines(lines, index)
-        text = join_lines([c.text for c in caption])
+        text = join_lines([c.text for c in caption], layout.vocabulary)
         return Block(type="figure", text=text, page=line.page, object_id=line.extra["object_id"]), index + len(caption)
     if line.kind in ("equation", "fragment"):
         group = [line]
@@ -205,7 +225,17 @@ def _block(lines: list[Line], index: int, layout: Flow) -> tuple[Block | None, i
             return None, index + len(group)
         return Block(type="equation", text=" ".join(g.text for g in group), page=line.page), index + len(group)
     paragraph, end = [line], index + 1
-    while end < len(lines) and layout.continues(paragraph[-1], lines[end]):
+    while end < len(lines):
+        if lines[end].kind in DEFERRED and lines[end].page != paragraph[-1].page or lines[end].kind == "footnote":
+            # a footnote, or a table at the top of the next page, between two parts of a paragraph: after it
+            after = next((later for later in lines[end:] if later.kind not in DEFERRED), None)
+            if after is None or not layout.continues(paragraph[-1], after):
+                break
+            layout.deferred.append(lines[end])
+            end += 1
+            continue
+        if not layout.continues(paragraph[-1], lines[end]):
+            break
         if lines[end].kind == "fragment":  # stray sub/superscripts: dropped, unless they open an equation
             after = next((later for later in lines[end:] if later.kind != "fragment"), None)
             if after is not None and after.kind == "equation":
@@ -213,7 +243,43 @@ def _block(lines: list[Line], index: int, layout: Flow) -> tuple[Block | None, i
         else:
             paragraph.append(lines[end])
         end += 1
-    return Block(type="text", text=join_lines([p.text for p in paragraph]), page=line.page), end
+    return Block(type="text", text=join_lines([p.text for p in paragraph], layout.vocabulary), page=line.page), end
+
+
+def _deferred_blocks(layout: Flow) -> list[Block]:
+    """The blocks of the footnotes and tables a paragraph ran past, in their order; the list is emptied."""
+    deferred, layout.deferred = layout.deferred, []
+    blocks: list[Block] = []
+    footnotes: list[Line] = []
+    for line in [*deferred, None]:
+        if line is not None and line.kind == "footnote":
+            footnotes.append(line)
+            continue
+        blocks.extend(_footnotes(footnotes, layout) if footnotes else [])
+        footnotes = []
+        if line is not None:
+            blocks.append(_block([line], 0, layout)[0])
+    return blocks
+
+
+def _footnotes(lines: list[Line], layout: Flow) -> list[Block]:
+    """Footnote lines as text blocks, one per footnote: a new one starts at a mark or a wider gap."""
+    groups: list[list[Line]] = []
+    for previous, line in zip([None, *lines], lines, strict=False):
+        starts = (
+            previous is None
+            or FOOTNOTE_MARK.match(line.text) is not None
+            or line.page != previous.page
+            or line.top - previous.bottom > 0.6 * previous.height
+        )
+        if starts:
+            groups.append([line])
+        else:
+            groups[-1].append(line)
+    return [
+        Block(type="text", text=join_lines([g.text for g in group], layout.vocabulary), page=group[0].page)
+        for group in groups
+    ]
 
 
 def _continues_equation(last: Line, line: Line) -> bool:
@@ -229,10 +295,14 @@ class Flow:
     """The blank space between two lines of one paragraph."""
     extents: Extents
     """Left and right text edges per (page, column)."""
+    vocabulary: Vocabulary
+    """The paper's words, which tell a word split at a line end from a hyphenated compound."""
+    deferred: list[Line] = field(default_factory=list)
+    """Footnote lines a paragraph ran past (to the next column or page), placed after it."""
 
     def continues(self, last: Line, line: Line) -> bool:
         """Whether ``line`` continues the paragraph that ``last`` ends."""
-        if line.kind == "fragment":
+        if line.kind in ("fragment", "footnote"):
             return True
         if line.kind != "text" or abs(line.size - last.size) > 1.0:
             return False
@@ -243,4 +313,5 @@ class Flow:
         short = last.x1 < right - 0.15 * (right - left)
         indented = line.x0 > last.x0 + 0.8 * line.size
         gap = line.top - last.bottom
-        return -2 < gap < self.usual_gap + 0.5 * last.height and not (ended and (indented or short))
+        starts = (ended and (indented or short)) or (indented and short)  # a short line, then an indent: new
+        return -2 < gap < self.usual_gap + 0.5 * last.height and not starts

@@ -1,7 +1,8 @@
 """PDF backends: read a PDF into plain page geometry (words, horizontal rules, ruled tables).
 
-Two backends fill the same :class:`PageData` records: ``pdfplumber`` (the
-default, MIT) and ``pymupdf`` (optional extra, AGPL, imported lazily). The
+Three backends fill the same :class:`PageData` records: ``pdfium`` (the
+default: PDFium through pypdfium2, see :mod:`pdf_pdfium`), ``pdfplumber`` (MIT)
+and ``pymupdf`` (optional extra, AGPL, imported lazily). The
 layout and structure steps in :mod:`pdf_layout` and :mod:`pdf` never see
 either library. :func:`read_pdf` runs the backend in a child process with a
 time limit (a fresh interpreter), so that a damaged file cannot hang ingestion, and turns every
@@ -22,7 +23,8 @@ from typing import Any
 
 from lit3r.corpus.parsers import ParseError
 
-BACKENDS = ("pdfplumber", "pymupdf")
+BACKENDS = ("pdfium", "pdfplumber", "pymupdf")
+DEFAULT_BACKEND = "pdfium"
 TABLE_CAPTION_HINT = re.compile(r"\bTab(?:le|\.)\s*(?:\d+|[IVX]+)\s*[:.]")
 """Pages whose text matches this are searched for ruled tables (the search is slow)."""
 MIN_RULE_WIDTH = 20.0
@@ -212,14 +214,20 @@ def _mupdf_span_words(span: dict[str, Any]) -> list[Word]:
 # --- guarded entry point ------------------------------------------------------------------------
 
 
-def _read(path: Path, backend: str) -> PdfData:
+def _read(path: Path, backend: str, max_pages: int | None = None, on_page: Any = None) -> PdfData:
+    from lit3r.corpus.parsers.pdf_pdfium import page_count, read_pdfium
+
+    if backend == "pdfium":
+        return read_pdfium(path, max_pages, on_page)
+    if max_pages is not None and (total := page_count(path)) > max_pages:
+        raise BackendError(f"the PDF has {total:,} pages, more than limits.max_pdf_pages = {max_pages:,}")
     return _read_pymupdf(path) if backend == "pymupdf" else _read_pdfplumber(path)
 
 
-def _read_safely(path: str, backend: str) -> tuple[str, Any]:
+def _read_safely(path: str, backend: str, max_pages: int | None = None, on_page: Any = None) -> tuple[str, Any]:
     """``("ok", PdfData)`` or ``("error", message)``: no backend exception escapes."""
     try:
-        return "ok", _read(Path(path), backend)
+        return "ok", _read(Path(path), backend, max_pages, on_page)
     except BackendError as exc:
         return "error", str(exc)
     except Exception as exc:  # the process boundary: pdfminer raises many unrelated types on damaged files
@@ -244,20 +252,28 @@ def check_pdf_file(path: Path) -> None:
         raise ParseError(path, "the PDF is truncated (no %%EOF marker at its end)")
 
 
-def read_pdf(path: Path, backend: str = "pdfplumber", timeout: float | None = None, isolate: bool = True) -> PdfData:
-    """Read ``path`` with ``backend``.
+def read_pdf(
+    path: Path,
+    backend: str = DEFAULT_BACKEND,
+    timeout: float | None = None,
+    isolate: bool = True,
+    max_pages: int | None = None,
+    on_page: Any = None,
+) -> PdfData:
+    """Read ``path`` with ``backend``; a file of more than ``max_pages`` pages is refused before any page is read.
 
     With ``isolate`` (the default) the backend runs in a child process that is killed after ``timeout``
     seconds (by default 120 s plus 60 s per MB of file), so that a damaged file cannot hang the caller.
+    ``on_page(done, total)`` is called after each page (only without ``isolate``, in this process).
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown PDF backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     check_pdf_file(path)
     if isolate:
         limit = timeout if timeout is not None else 120.0 + 60.0 * path.stat().st_size / 1e6
-        status, payload = _run_guarded(path, backend, limit)
+        status, payload = _run_guarded(path, backend, limit, max_pages)
     else:
-        status, payload = _read_safely(str(path), backend)
+        status, payload = _read_safely(str(path), backend, max_pages, on_page)
     if status == "error":
         raise ParseError(path, payload)
     if not payload.pages:
@@ -265,11 +281,11 @@ def read_pdf(path: Path, backend: str = "pdfplumber", timeout: float | None = No
     return payload
 
 
-def _run_guarded(path: Path, backend: str, timeout: float) -> tuple[str, Any]:
+def _run_guarded(path: Path, backend: str, timeout: float, max_pages: int | None = None) -> tuple[str, Any]:
     """Run :func:`_read_safely` in a fresh interpreter that is killed after ``timeout`` seconds."""
     with tempfile.TemporaryDirectory(prefix="lit3r-pdf-") as folder:
         result = Path(folder) / "result.pickle"
-        command = [sys.executable, "-m", __name__, str(path), backend, str(result)]
+        command = [sys.executable, "-m", __name__, str(path), backend, str(result), str(max_pages or "")]
         try:
             done = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired as exc:
@@ -284,4 +300,5 @@ if __name__ == "__main__":  # the child process of _run_guarded: python -m ... <
     # Import under the package name so that pickled records name their real module, not __main__.
     from lit3r.corpus.parsers import pdf_backends
 
-    Path(sys.argv[3]).write_bytes(pickle.dumps(pdf_backends._read_safely(sys.argv[1], sys.argv[2])))
+    pages_limit = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None
+    Path(sys.argv[3]).write_bytes(pickle.dumps(pdf_backends._read_safely(sys.argv[1], sys.argv[2], pages_limit)))

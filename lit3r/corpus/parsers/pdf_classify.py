@@ -106,3 +106,42 @@ def absorb_display_lines(lines: list[Line], extents: Extents) -> None:
 
 def _vertical_gap(a: Line, b: Line) -> float:
     return max(a.top - b.bottom, b.top - a.bottom)
+
+
+FOOTNOTE_ZONE = 0.5
+"""Footnotes sit in the lower part of a page: below this share of its height."""
+FOOTNOTE_MARK = re.compile(r"^(?:\d{1,2}|[∗*†‡§¶⋆])\s*\S")
+"""How a footnote starts: its number or symbol ('1 https://...', '∗Equal contribution')."""
+
+
+def mark_footnotes(lines: list[Line], body_size: float, pages: dict[int, tuple[float, list]]) -> None:
+    """Mark footnotes: the run of small text lines at the foot of a column under a rule or a footnote mark.
+
+    ``pages`` maps a page number to its height and horizontal rules ``(x0, x1, y)``. In every (page,
+    column) with body text above it, the text lines at the bottom set at least a point smaller than the
+    body, in the lower half of the page and no taller than a third of it, become ``footnote`` lines when
+    the first of them starts with a mark or sits under a rule (LaTeX's footnote rule). The structure step
+    keeps them out of the paragraphs they interrupt and makes them blocks of their own.
+    """
+    groups: dict[tuple[int, int], list[Line]] = {}
+    for line in lines:
+        groups.setdefault((line.page, line.column), []).append(line)
+    for (page, _), group in groups.items():
+        height, rules = pages.get(page, (792.0, []))
+        ordered = sorted(group, key=lambda line: line.top, reverse=True)
+        foot: list[Line] = []
+        for line in ordered:
+            small = line.kind == "text" and line.size <= body_size - 1.0
+            if not small or line.top < FOOTNOTE_ZONE * height:
+                break
+            foot.append(line)
+        body_above = any(line.kind == "text" and abs(line.size - body_size) < 0.5 for line in ordered[len(foot) :])
+        if not foot or not body_above or foot[0].bottom - foot[-1].top > height / 3:
+            continue
+        first = foot[-1]
+        ruled = any(
+            0 <= first.top - y < 2.5 * first.height and x0 - 3 <= first.x0 and x1 > first.x0 for x0, x1, y in rules
+        )
+        if ruled or FOOTNOTE_MARK.match(first.text):
+            for line in foot:
+                line.kind = "footnote"

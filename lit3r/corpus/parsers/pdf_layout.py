@@ -212,7 +212,7 @@ def _widest_run(xs: list[int]) -> tuple[int, int]:
 
 def page_lines(page: PageData) -> list[Line]:
     """The page's lines in reading order: full-width bands split the page, each band's columns left to right."""
-    gutter = find_gutter(page.words, page.width)
+    gutter = find_gutter(page.words, page.width) or find_gutter(_below_front_block(page), page.width)
     if gutter is None:
         return [Line(drop_reference_marks(row), page.number) for row in cluster_rows(page.words)]
     full: list[Line] = []
@@ -235,6 +235,21 @@ def page_lines(page: PageData) -> list[Line]:
         return band, (3 if line.column == 0 else line.column), line.top
 
     return sorted(lines, key=order)
+
+
+def _below_front_block(page: PageData) -> list[Word]:
+    """The words under the full-width block that opens a first page (title, authors, a long abstract).
+
+    A long abstract set across both columns crosses the gutter on many rows, so the gutter of the columns
+    under it is looked for again without the rows above the last word of the upper half of the page
+    that crosses the page's middle.
+    """
+    middle = page.width / 2
+    crossing = [w.bottom for w in page.words if w.x0 < middle < w.x1 and w.bottom < page.height / 2]
+    if not crossing:
+        return []
+    cut = max(crossing)
+    return [w for w in page.words if w.top > cut]
 
 
 def _ends_full_row(row: list[Word], full: list[Line], gutter: float) -> bool:
