@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lit3r.corpus.chunkers import chunk_paper
 from lit3r.corpus.discover import discover
+from lit3r.corpus.library.known import known_papers_left_out, same_file_elsewhere, with_ids_shown
 from lit3r.corpus.parsers import ParseError, limits_mb, read_file, too_long
 from lit3r.corpus.references import resolve_references
 from lit3r.corpus.store import CorpusStore, file_sha256
@@ -38,6 +39,10 @@ class IngestReport:
     papers_added: int = 0
     renamed: list[tuple[str, str]] = field(default_factory=list)
     references_resolved: int = 0
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
+    """Files or library entries holding a paper already in the corpus (same DOI, arXiv id, bytes): (where, why)."""
+    merged: list[tuple[str, str]] = field(default_factory=list)
+    """Library entries whose metadata went onto a paper already ingested from a file: ``(entry, paper id)``."""
 
     @property
     def did_work(self) -> bool:
@@ -52,18 +57,27 @@ def ingest(
     on_file: Callable[[Path], None] | None = None,
     limits: LimitsSettings | None = None,
     chunker: ChunkerSettings | None = None,
+    zotero: Path | None = None,
+    collection: str | None = None,
 ) -> IngestReport:
     """Ingest files and folders into ``store``; ``on_file`` is called after each file (progress bars).
 
     ``limits`` bound files and papers; ``chunker`` is what the chunks-per-paper limit counts with.
+    Library files named in ``paths`` (``.bib``, ``.ris``, CSL-JSON) and the Zotero data folder ``zotero``
+    are read by :mod:`lit3r.corpus.library` (only the entries in ``collection``, when given).
     """
-    found = discover(paths)
+    from lit3r.corpus.library.run import ingest_libraries, is_library_file
+
+    paths = list(paths)
+    libraries = [p for p in paths if is_library_file(p)]
+    found = discover([p for p in paths if p not in libraries])
     report = IngestReport(failed=list(found.problems))
     rules = _Rules(limits or LimitsSettings(), chunker or ChunkerSettings())
     for path in found.files:
         _ingest_file(path.resolve(), store, report, rules, force=force)
         if on_file:
             on_file(path)
+    ingest_libraries(libraries, zotero, store, report, rules, force=force, collection=collection, on_file=on_file)
     if report.did_work or store.references_stale():  # stale: an earlier ingest was stopped before resolving
         report.references_resolved = resolve_corpus_references(store)
     return report
@@ -93,6 +107,8 @@ def _ingest_file(path: Path, store: CorpusStore, report: IngestReport, rules: _R
         else:
             report.failed.append((key, f"{previous.error} (unchanged since the last attempt; --force tries again)"))
         return
+    if previous is None and same_file_elsewhere(key, sha, store, report):
+        return
     skipped: list[str] = []
     try:
         parsed = read_file(path, rules.limits, on_skip=skipped.append)
@@ -104,6 +120,7 @@ def _ingest_file(path: Path, store: CorpusStore, report: IngestReport, rules: _R
         report.failed.append((key, exc.problem))
         return
     report.skipped_records.extend((key, problem) for problem in skipped)
+    papers = known_papers_left_out(with_ids_shown(papers), key, store, report)
     papers = _unique_ids(papers, key, store, report)
     store.replace_source(key, sha, papers)
     report.added.append(key)
