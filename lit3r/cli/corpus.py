@@ -25,17 +25,30 @@ def _warn(label: str, path: str, problem: str) -> None:
 @app.command()
 def ingest(
     paths: Annotated[
-        list[Path],
-        typer.Argument(help="Files or folders (searched recursively).", readable=False),  # ingest names each problem
-    ],
+        list[Path] | None,
+        typer.Argument(
+            help="Files or folders (searched recursively); library files: .bib, .ris, CSL-JSON.", readable=False
+        ),  # ingest names each problem
+    ] = None,
     force: Annotated[bool, typer.Option(help="Parse files again even when unchanged.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON report.")] = False,
+    zotero: Annotated[
+        Path | None,
+        typer.Option(help="A Zotero data folder (zotero.sqlite and storage/), read without writing to it."),
+    ] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Only the library entries in this collection (Zotero) or group (BibTeX).")
+    ] = None,
 ) -> None:
-    """Parse papers (PDF, QASPER JSON, JSON lines, Markdown, text) into the corpus."""
+    """Parse papers (PDF, QASPER JSON, JSON lines, Markdown, text, HTML snapshots) into the corpus, and the
+    researcher's library (Zotero, BibTeX/BibLaTeX, RIS, CSL-JSON) with its metadata."""
     from lit3r.corpus.ingest import discover
     from lit3r.corpus.ingest import ingest as run_ingest
 
-    files = discover(paths).files
+    paths = list(paths or [])
+    if not paths and zotero is None:
+        fail("nothing to ingest: name files or folders, or a Zotero data folder with --zotero")
+    files = discover(paths).files + ([zotero] if zotero is not None else [])
     settings = state.settings
     writable_home()
     with CorpusStore(settings.home) as store, progress_bar(quiet=as_json) as bar:
@@ -47,6 +60,8 @@ def ingest(
             on_file=lambda _: bar.advance(task),
             limits=settings.limits,
             chunker=settings.chunker,
+            zotero=zotero,
+            collection=collection,
         )
         total = store.count_papers()
     if as_json:
@@ -58,6 +73,10 @@ def ingest(
             _warn("skipped record", path, problem)
         for old, new in report.renamed:
             _warn("renamed", f"paper id {old} -> {new}", "id already used by another file")
+        for where, problem in report.duplicates:
+            _warn("duplicate", where, problem)
+        for where, paper_id in report.merged:
+            _warn("merged", where, f"its metadata went onto paper {paper_id!r}, ingested earlier from a file")
         records = f", {len(report.skipped_records)} record(s) skipped" if report.skipped_records else ""
         out.print(
             printable(
@@ -265,7 +284,7 @@ def demo(
     """Ingest and index the bundled demo corpus, search it, and answer a question with citations and a trace."""
     from lit3r.cli.agent import ask
 
-    ingest([demo_papers_dir()], force=False, as_json=False)
+    ingest([demo_papers_dir()], force=False, as_json=False, zotero=None, collection=None)
     index()
     out.rule(f"search: {question}")
     search(question, mode="hybrid", k=3, paper=None, as_json=False)

@@ -66,9 +66,9 @@ def _ingest_entry(
         then = "its metadata came in" if not entry.files else "another attachment was read"
         report.skipped_records.append((entry.where, f"attachment not found: {', '.join(entry.missing_files)}; {then}"))
     meta_hash = entry.metadata_hash()
-    file = entry.files[0] if entry.files else None
+    file = entry.files[0].resolve() if entry.files else None
     if file is not None:
-        source = str(file.resolve())
+        source = str(file)
         try:
             sha = file_sha256(file)
         except OSError as exc:
@@ -108,7 +108,10 @@ def _ingest_entry(
         return
     store.replace_source(source, sha, [paper], meta_hash=meta_hash)
     report.added.append(source)
-    report.papers_added += 1
+    if keep_id and previous is not None and previous.meta_hash is None:  # a file ingested plain: now with metadata
+        report.merged.append((entry.where, paper.paper.id))
+    else:
+        report.papers_added += 1
 
 
 def _parsed(entry: LibraryEntry, file: Path | None, previous, sha: str, store: CorpusStore, rules: Rules,
