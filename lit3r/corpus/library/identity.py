@@ -20,7 +20,7 @@ _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 _NEW_ARXIV = r"\d{4}\.\d{4,5}"
 _OLD_ARXIV = r"[a-z][a-z\-]+(?:\.[a-z]{2})?/\d{7}"
 _ARXIV_ID = re.compile(rf"^(?P<id>{_NEW_ARXIV}|{_OLD_ARXIV})(?:v\d+)?$", re.IGNORECASE)
-_ARXIV_PREFIX = re.compile(r"^(?:https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/|arxiv:\s*)", re.IGNORECASE)
+_ARXIV_PREFIX = re.compile(r"^(?:(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/|arxiv:\s*)", re.IGNORECASE)
 _ARXIV_IN_TEXT = re.compile(
     rf"(?:arxiv(?:\.org/(?:abs|pdf))?[:/]\s*|10\.48550/arxiv\.)(?P<id>{_NEW_ARXIV}|{_OLD_ARXIV})(?:v\d+)?",
     re.IGNORECASE,
