@@ -334,8 +334,17 @@ class Thread:
         graph = self.session.threaded_graph()
         return turns_of(graph.get_state(run_config(self.thread_id)).values)
 
-    def ask(self, message: str, *, planner: PlannerKind | None = None, on_event: Listener | None = None) -> Answer:
-        """Answer ``message`` in the thread; ``Answer.question`` is the standalone question that was answered."""
+    def ask(
+        self,
+        message: str,
+        *,
+        planner: PlannerKind | None = None,
+        on_event: Listener | None = None,
+        allowed_papers: Sequence[str] | None = None,
+    ) -> Answer:
+        """Answer ``message`` in the thread; ``Answer.question`` is the standalone question that was answered.
+
+        ``allowed_papers``: answer from these papers only (e.g. a library filter's)."""
         message = " ".join(message.split())
         if not message:
             raise ValueError("the message is empty")
@@ -343,7 +352,7 @@ class Thread:
             context = self.session.context(planner=planner, on_event=on_event)
             turns = self.history()[-HISTORY_TURNS:]
             rewrite = rewrite_followup(message, turns, context.llm, context.recorder)
-            state = self._run(context, rewrite.question)
+            state = self._run(context, rewrite.question, None, allowed_papers)
             return self.session.finish(
                 context, state, self.thread_id, message=rewrite.message, rewrite=rewrite.model_dump()
             )
@@ -395,9 +404,9 @@ class ChatSession:
         """The thread's answered turns, oldest first."""
         return self.thread.history()
 
-    def ask(self, message: str) -> Answer:
+    def ask(self, message: str, allowed_papers: Sequence[str] | None = None) -> Answer:
         """Answer ``message`` in the thread (a follow-up is rewritten into a standalone question first)."""
-        return self.thread.ask(message)
+        return self.thread.ask(message, allowed_papers=allowed_papers)
 
     def close(self) -> None:
         self.session.close()

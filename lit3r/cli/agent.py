@@ -63,6 +63,30 @@ def verification_line(answer: Answer) -> str:
     return f"supported: {supported}/{len(answer.claims)} claims (judge {answer.verified_by}){note}"
 
 
+def library_filter(
+    paper: list[str] | None,
+    collection: list[str] | None,
+    tag: list[str] | None,
+    year: str | None,
+    author: list[str] | None,
+) -> list[str] | None:
+    """The paper ids ``--paper`` and the library filters leave (None: no restriction); exits with the reason
+    when they leave none or a year range cannot be read."""
+    from lit3r.app.filters import PaperFilter, restrict_for
+    from lit3r.index.corpus_index import IndexNotBuiltError
+
+    try:
+        return restrict_for(state.settings, PaperFilter.of(collection, tag, year, author), paper)
+    except (IndexNotBuiltError, ValueError) as exc:
+        fail(str(exc))
+
+
+COLLECTION_HELP = "Only papers in this library collection (or a subcollection); repeatable."
+TAG_HELP = "Only papers with this library tag; repeatable (any of them)."
+YEAR_HELP = "Only papers of this year or range: 2021, 2019-2021, 2019-, -2021."
+AUTHOR_HELP = "Only papers with this author (name or surname); repeatable."
+
+
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
@@ -72,21 +96,42 @@ def ask(
     thread: Annotated[str | None, typer.Option(help="Conversation thread id (state kept across calls).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     steps: Annotated[bool, typer.Option("--steps", help="Print each step to stderr as it completes.")] = False,
+    export: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="Print the answer with references as markdown, or its bibliography as bibtex or csl-json."
+        ),  # fmt: skip
+    ] = None,
+    style: Annotated[
+        str, typer.Option(help="Citations in --format markdown: author-year or numbered.")
+    ] = "author-year",
+    collection: Annotated[list[str] | None, typer.Option(help=COLLECTION_HELP)] = None,
+    tag: Annotated[list[str] | None, typer.Option(help=TAG_HELP)] = None,
+    year: Annotated[str | None, typer.Option(help=YEAR_HELP)] = None,
+    author: Annotated[list[str] | None, typer.Option(help=AUTHOR_HELP)] = None,
 ) -> None:
     """Answer a question with inline citations [n], the cited chunks with locators, and a trace."""
     from lit3r.app.ask import ask as run_ask
+    from lit3r.app.export import EXPORT_FORMATS
     from lit3r.index.corpus_index import IndexNotBuiltError
     from lit3r.llm.errors import LLMConfigError
 
     if planner not in ("fixed", "llm"):
         fail(f"unknown planner {planner!r}: use fixed or llm")
+    if export is not None and export not in EXPORT_FORMATS:
+        fail(f"unknown --format {export!r}: use {', '.join(EXPORT_FORMATS)}")
+    if style not in ("author-year", "numbered"):
+        fail(f"unknown --style {style!r}: use author-year or numbered")
+    if export is not None and as_json:
+        fail("--format and --json each print one document: choose one")
     existing_home()
+    allowed = library_filter(paper, collection, tag, year, author)
     try:
         answer = run_ask(
             question,
             settings=state.settings,
             options=option,
-            allowed_papers=paper,
+            allowed_papers=allowed,
             planner=planner,  # type: ignore[arg-type]
             thread_id=thread,
             on_event=print_step if steps else None,
@@ -95,6 +140,12 @@ def ask(
         fail(str(exc))
     if as_json:
         print(json.dumps(answer_document(answer), indent=1, ensure_ascii=False))
+    elif export is not None:
+        from lit3r.app.export import export_answer
+        from lit3r.app.filters import indexed_papers
+
+        papers = indexed_papers(state.settings)
+        print(printable(export_answer(answer, papers, export, style)), end="")  # type: ignore[arg-type]
     else:
         print_answer(answer)
 

@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from lit3r.cli.agent import AUTHOR_HELP, COLLECTION_HELP, TAG_HELP, YEAR_HELP
 from lit3r.cli.app import app, err, existing_home, fail, out, printable, progress_bar, state, writable_home
 from lit3r.corpus.store import CorpusStore
 from lit3r.settings import Settings
@@ -179,13 +180,19 @@ def search(
     k: Annotated[int, typer.Option("-k", "--top", help="How many chunks to show.", min=1)] = 10,
     paper: Annotated[list[str] | None, typer.Option(help="Search only within this paper id (repeatable).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON list of hits.")] = False,
+    collection: Annotated[list[str] | None, typer.Option(help=COLLECTION_HELP)] = None,
+    tag: Annotated[list[str] | None, typer.Option(help=TAG_HELP)] = None,
+    year: Annotated[str | None, typer.Option(help=YEAR_HELP)] = None,
+    author: Annotated[list[str] | None, typer.Option(help=AUTHOR_HELP)] = None,
 ) -> None:
     """Rank chunks for a query and show them with their locators."""
+    from lit3r.cli.agent import library_filter
     from lit3r.index.corpus_index import IndexNotBuiltError
     from lit3r.index.opening import open_index
     from lit3r.retrieval.search import search_index
 
     existing_home()
+    paper = library_filter(paper, collection, tag, year, author)
     try:
         hits = search_index(open_index(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
     except (IndexNotBuiltError, ValueError) as exc:
@@ -287,6 +294,7 @@ def demo(
     ingest([demo_papers_dir()], force=False, as_json=False, zotero=None, collection=None)
     index()
     out.rule(f"search: {question}")
-    search(question, mode="hybrid", k=3, paper=None, as_json=False)
+    search(question, mode="hybrid", k=3, paper=None, as_json=False, collection=None, tag=None, year=None, author=None)
     out.rule(f"ask: {question}")
-    ask(question, option=None, paper=None, planner="fixed", thread=None, as_json=False)
+    ask(question, option=None, paper=None, planner="fixed", thread=None, as_json=False, steps=False, export=None,
+        style="author-year", collection=None, tag=None, year=None, author=None)  # fmt: skip
