@@ -76,7 +76,8 @@ def test_csl_json_export() -> None:
     assert [i["id"] for i in items] == ["moraine2021radar", "apis2024waggle", "apis2024wagglea"]
     assert items[0]["type"] == "article-journal" and items[0]["DOI"] == "10.1017/jog.2021.12"
     assert items[0]["author"][0] == {"family": "Moraine", "given": "Inès"} and items[0]["issued"] == {
-        "date-parts": [[2021]]}
+        "date-parts": [[2021]]
+    }
 
 
 def test_author_year_labels_and_keys() -> None:

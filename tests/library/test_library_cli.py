@@ -1,0 +1,80 @@
+"""The library end to end on the command line: a .bib with file fields ingested, indexed, asked by collection,
+and the answer exported as BibTeX and Markdown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import bibtexparser
+from typer.testing import CliRunner
+
+from lit3r.cli import app
+
+from fakes.library import write_paper_pdf
+
+runner = CliRunner()
+QUESTION = "What was the median surface velocity of the Aletsch glacier tongue?"
+
+
+def _library(tmp: Path) -> Path:
+    write_paper_pdf(tmp / "pdfs" / "glacier.pdf", "Draft", "anon", [
+        "We measure the surface flow of Alpine glaciers with satellite radar interferometry.",
+        "The median surface velocity of the Aletsch glacier tongue was 182 metres per year, a fifth faster than "
+        "stake measurements suggested."])  # fmt: skip
+    write_paper_pdf(tmp / "pdfs" / "glacier2.pdf", "Draft two", "anon", [
+        "We model the Aletsch glacier tongue with a flow law tuned to borehole data.",
+        "The modelled median surface velocity of the Aletsch glacier tongue was 150 metres per year."])  # fmt: skip
+    bib = tmp / "library.bib"
+    bib.write_text(
+        "@article{moraine2021radar, title = {Radar Interferometry of Alpine Glacier Flow},\n"
+        " author = {Moraine, Ines and Firn, Tomas}, journal = {Journal of Glaciology}, year = 2021,\n"
+        " doi = {10.1017/jog.2021.12}, groups = {Thesis}, file = {:pdfs/glacier.pdf:PDF}}\n"
+        "@article{serac2019model, title = {Modelling the Aletsch Glacier}, author = {Serac, Ana}, year = 2019,\n"
+        " groups = {Reading}, file = {:pdfs/glacier2.pdf:PDF}}\n",
+        encoding="utf-8",
+    )
+    return bib
+
+
+def _run(home: Path, *args: str) -> str:
+    result = runner.invoke(app, ["--home", str(home), *args])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_ask_by_collection_and_export_the_references(tmp_path: Path, hashing_encoder) -> None:
+    home = tmp_path / "home"
+    report = json.loads(_run(home, "ingest", str(_library(tmp_path)), "--json"))
+    assert report["papers_added"] == 2 and report["duplicates"] == [] and report["merged"] == []
+    assert json.loads(_run(home, "ingest", str(tmp_path / "library.bib"), "--json"))["added"] == []
+    _run(home, "index")
+    answer = json.loads(_run(home, "ask", QUESTION, "--collection", "Reading", "--json"))
+    assert answer["citations"] and {c["paper_id"] for c in answer["citations"]} == {"serac2019model"}
+    assert set(answer["candidate_papers"]) <= {"serac2019model"}
+    bibtex = _run(home, "ask", QUESTION, "--collection", "Thesis", "--format", "bibtex")
+    entries = bibtexparser.parse_string(bibtex).entries
+    assert [e.key for e in entries] == ["moraine2021radar"]
+    assert entries[0].fields_dict["doi"].value == "10.1017/jog.2021.12"
+    markdown = _run(home, "ask", QUESTION, "--collection", "Thesis", "--format", "markdown")
+    assert "(Moraine and Firn, 2021, p. 1" in markdown and "## References" in markdown
+    hits = json.loads(_run(home, "search", "median surface velocity", "--author", "serac", "--json"))
+    assert hits and {h["paper_id"] for h in hits} == {"serac2019model"}
+
+
+def test_a_filter_that_matches_nothing_is_one_clear_error(tmp_path: Path, hashing_encoder) -> None:
+    home = tmp_path / "home"
+    _run(home, "ingest", str(_library(tmp_path)))
+    _run(home, "index")
+    result = runner.invoke(app, ["--home", str(home), "ask", QUESTION, "--collection", "Nope"])
+    assert result.exit_code == 1
+    assert "no paper matches collection 'Nope' (the corpus has collections: Reading, Thesis)" in result.output
+    result = runner.invoke(app, ["--home", str(home), "ask", QUESTION, "--format", "docx"])
+    assert result.exit_code == 1 and "unknown --format 'docx'" in result.output
+    result = runner.invoke(app, ["--home", str(home), "search", "x", "--year", "nineteen"])
+    assert result.exit_code == 1 and "--year 'nineteen'" in result.output
+
+
+def test_ingest_needs_something_to_read(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["--home", str(tmp_path / "home"), "ingest"])
+    assert result.exit_code == 1 and "nothing to ingest" in result.output
