@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from lit3r.agent.rewrite import HISTORY_TURNS
+from lit3r.app.export import export_answer
+from lit3r.app.filters import NoMatchingPapers, PaperFilter, restrict
 from lit3r.app.session import Session, Thread
 from lit3r.cli.agent import answer_document
 from lit3r.models import Answer
@@ -42,10 +44,11 @@ def ask(
 ) -> dict:
     """One question (``thread_id``: as that thread's next turn, answered as asked)."""
     check_papers(session, request.papers)
+    allowed = library_restriction(session, request)
     answer = session.ask(
         request.question,
         options=request.options,
-        allowed_papers=request.papers,
+        allowed_papers=allowed,
         thread_id=request.thread_id,
         planner=request.planner,
         max_seconds=max_seconds,
@@ -54,7 +57,21 @@ def ask(
     if request.thread_id is not None:
         position = len(session.thread(request.thread_id).history()) - 1
         catalog.add_turn(request.thread_id, position, answer.question, trace_id_of(answer))
-    return document(answer, thread_id=request.thread_id)
+    extra = {}
+    if request.format:  # the answer with references, from the index's paper records (the library's metadata)
+        extra["export"] = export_answer(answer, session.index.papers, request.format, request.citation_style)
+    return document(answer, thread_id=request.thread_id, **extra)
+
+
+def library_restriction(session: Session, request: AskRequest) -> list[str] | None:
+    """The paper ids ``papers`` and the library filters leave; 400 for a year it cannot read, 404 when none."""
+    try:
+        paper_filter = PaperFilter.of(request.collections, request.tags, request.year, request.authors)
+        return restrict(session.index.papers, paper_filter, request.papers)
+    except NoMatchingPapers as exc:
+        raise ApiError(404, "no_matching_papers", str(exc)) from exc
+    except ValueError as exc:
+        raise ApiError(400, "invalid_request", str(exc).replace("--year", "year")) from exc
 
 
 def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:

@@ -38,6 +38,24 @@ class AskRequest(Strict):
     thread_id: Annotated[str, Field(pattern=THREAD_ID)] | None = Field(
         default=None, description="Answer as the next turn of this thread, as asked (no follow-up rewrite)."
     )
+    collections: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=50, description="Answer from papers in these library collections only (any)."
+    )
+    tags: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=50, description="Answer from papers with these library tags only (any)."
+    )
+    year: Annotated[str, Field(max_length=20)] | None = Field(
+        default=None, description="Answer from papers of this year or range only: '2021', '2019-2021', '2019-'."
+    )
+    authors: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None, max_length=50, description="Answer from papers by these authors only (name or surname, any)."
+    )
+    format: Literal["markdown", "bibtex", "csl-json"] | None = Field(
+        default=None, description="Also return the answer with references (markdown) or its bibliography, as `export`."
+    )
+    citation_style: Literal["author-year", "numbered"] = Field(
+        default="author-year", description="Citations in the markdown export."
+    )
 
 
 class ThreadCreate(Strict):
@@ -66,6 +84,9 @@ class AnswerDocument(BaseModel):
     trace_id: str
     thread_id: str | None = None
     message: str | None = Field(default=None, description="A thread turn: the message as the user wrote it.")
+    export: str | None = Field(
+        default=None, description="With `format`: the answer with references (markdown), or BibTeX / CSL-JSON."
+    )
 
 
 class ThreadInfo(BaseModel):

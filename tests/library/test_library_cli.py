@@ -78,3 +78,33 @@ def test_a_filter_that_matches_nothing_is_one_clear_error(tmp_path: Path, hashin
 def test_ingest_needs_something_to_read(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--home", str(tmp_path / "home"), "ingest"])
     assert result.exit_code == 1 and "nothing to ingest" in result.output
+
+
+def test_the_api_filters_by_collection_and_returns_the_export(tmp_path: Path, hashing_encoder) -> None:
+    import pytest
+
+    from lit3r.app.session import Session
+    from lit3r.server import answering
+    from lit3r.server.catalog import Catalog
+    from lit3r.server.errors import ApiError
+    from lit3r.server.schemas import AskRequest
+    from lit3r.settings import load_settings
+
+    home = tmp_path / "home"
+    _run(home, "ingest", str(_library(tmp_path)))
+    _run(home, "index")
+    catalog = Catalog(home)
+    with Session(load_settings(None, home=home)) as session:
+        request = AskRequest(question=QUESTION, collections=["Thesis"], format="bibtex")
+        document = answering.ask(session, catalog, request, None)
+        assert {c["paper_id"] for c in document["citations"]} == {"moraine2021radar"}
+        assert [e.key for e in bibtexparser.parse_string(document["export"]).entries] == ["moraine2021radar"]
+        plain = answering.ask(session, catalog, AskRequest(question=QUESTION), None)
+        assert "export" not in plain
+        with pytest.raises(ApiError) as refused:
+            answering.ask(session, catalog, AskRequest(question=QUESTION, tags=["none-such"]), None)
+        assert refused.value.status == 404 and refused.value.code == "no_matching_papers"
+        with pytest.raises(ApiError) as bad_year:
+            answering.ask(session, catalog, AskRequest(question=QUESTION, year="soon"), None)
+        assert bad_year.value.status == 400 and "year 'soon'" in bad_year.value.message
+    catalog.close()
