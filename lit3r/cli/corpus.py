@@ -219,6 +219,7 @@ def search(
 
 def collect_stats(settings: Settings) -> dict[str, Any]:
     """Counts describing the corpus and its current index."""
+    from lit3r.app.filters import library_facets
     from lit3r.index.corpus_index import CorpusIndex
     from lit3r.index.layout import IndexLayout
 
@@ -236,6 +237,7 @@ def collect_stats(settings: Settings) -> dict[str, Any]:
         "references_parsed": sum(len(p.paper.references) for p in parsed),
         "references_resolved": sum(1 for p in parsed for r in p.paper.references if r.resolved_id),
         "blocks": dict(Counter(b.type for p in parsed for b in p.blocks)),
+        "library": library_facets({p.paper.id: p.paper for p in parsed}),
         "index_key": layout.key,
         "index": None,
         "chunks": 0,
@@ -268,6 +270,8 @@ def stats(as_json: Annotated[bool, typer.Option("--json", help="Print one JSON d
     for key in ("papers", "sources", "references_parsed", "references_resolved", "chunks"):
         table.add_row(key, str(data[key]))
     table.add_row("chunk_types", ", ".join(f"{k} {v}" for k, v in sorted(data["chunk_types"].items())))
+    if data["library"]["collections"]:
+        table.add_row("collections", Text(printable(", ".join(data["library"]["collections"]))))
     index_info = data["index"]
     where = f"{index_info['path']} ({index_info['size_bytes'] / 1e6:.1f} MB)" if index_info else "not built"
     table.add_row("index", Text(printable(where)))

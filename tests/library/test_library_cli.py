@@ -49,6 +49,9 @@ def test_ask_by_collection_and_export_the_references(tmp_path: Path, hashing_enc
     assert report["papers_added"] == 2 and report["duplicates"] == [] and report["merged"] == []
     assert json.loads(_run(home, "ingest", str(tmp_path / "library.bib"), "--json"))["added"] == []
     _run(home, "index")
+    library = json.loads(_run(home, "stats", "--json"))["library"]
+    assert library == {"collections": ["Reading", "Thesis"], "tags": [], "years": [2019, 2021]}
+    assert "Reading, Thesis" in _run(home, "stats")
     answer = json.loads(_run(home, "ask", QUESTION, "--collection", "Reading", "--json"))
     assert answer["citations"] and {c["paper_id"] for c in answer["citations"]} == {"serac2019model"}
     assert set(answer["candidate_papers"]) <= {"serac2019model"}
