@@ -58,6 +58,20 @@ class AskRequest(Strict):
     )
 
 
+class ExportRequest(Strict):
+    """An answer (as ``/v1/ask`` or a thread turn returned it) to render with references."""
+
+    answer: Annotated[str, Field(max_length=100_000)] = Field(description="The answer text with its [n] markers.")
+    citations: list[Citation] = Field(default_factory=list, max_length=500, description="The answer's citations.")
+    format: Literal["markdown", "bibtex", "csl-json"] = Field(default="markdown", description="What to render.")
+    citation_style: Literal["author-year", "numbered"] = Field(default="author-year", description="Markdown citations.")
+
+
+class ExportDocument(BaseModel):
+    format: str
+    export: str = Field(description="The answer with references (markdown), or the cited papers as BibTeX/CSL-JSON.")
+
+
 class ThreadCreate(Strict):
     title: str = Field(default="", max_length=200, description="A title; default: the first message.")
 

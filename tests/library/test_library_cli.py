@@ -111,3 +111,26 @@ def test_the_api_filters_by_collection_and_returns_the_export(tmp_path: Path, ha
             answering.ask(session, catalog, AskRequest(question=QUESTION, year="soon"), None)
         assert bad_year.value.status == 400 and "year 'soon'" in bad_year.value.message
     catalog.close()
+
+
+def test_http_ask_with_format_and_the_export_route(tmp_path: Path, hashing_encoder) -> None:
+    from fastapi.testclient import TestClient
+
+    from lit3r.server.app import create_app
+    from lit3r.settings import load_settings
+
+    home = tmp_path / "home"
+    _run(home, "ingest", str(_library(tmp_path)))
+    _run(home, "index")
+    with TestClient(create_app(load_settings(None, home=home), watch=False)) as client:
+        asked = client.post("/v1/ask", json={"question": QUESTION, "collections": ["Reading"], "format": "markdown"})
+        assert asked.status_code == 200, asked.text
+        document = asked.json()
+        assert "(Serac, 2019, p. 1" in document["export"] and "## References" in document["export"]
+        exported = client.post("/v1/export", json={"answer": document["answer"], "citations": document["citations"],
+                                                   "format": "csl-json"})  # fmt: skip
+        assert exported.status_code == 200, exported.text
+        assert [item["id"] for item in json.loads(exported.json()["export"])] == ["serac2019model"]
+        refused = client.post("/v1/ask", json={"question": QUESTION, "authors": ["Nobody"]})
+        assert refused.status_code == 404 and refused.json()["error"]["code"] == "no_matching_papers"
+        assert client.post("/v1/ask", json={"question": QUESTION, "format": "docx"}).status_code == 422
