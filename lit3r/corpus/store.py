@@ -55,6 +55,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE papers ADD COLUMN arxiv_id TEXT",  # arXiv id without version
         "CREATE INDEX IF NOT EXISTS papers_doi ON papers(doi)",
         "CREATE INDEX IF NOT EXISTS papers_arxiv ON papers(arxiv_id)",
+        "CREATE INDEX IF NOT EXISTS sources_sha ON sources(sha256)",  # the same file under another path
     ),
 }
 

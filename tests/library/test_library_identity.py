@@ -112,3 +112,24 @@ def test_a_store_from_a_newer_lit3r_is_refused(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(StoreError, match="newer lit3r"):
         CorpusStore(tmp_path)
+
+
+def test_a_plain_pdf_showing_a_known_doi_is_a_duplicate_only_when_the_titles_agree(tmp_path: Path) -> None:
+    from fakes.library import write_paper_pdf
+
+    text = ["Radar maps of glacier speed from satellites.", "The tongue moved 182 metres per year."]
+    stamp = "https://doi.org/10.5555/Glacier.2021"
+    first = write_paper_pdf(tmp_path / "a" / "glacier.pdf", "Radar Maps of Glacier Speed", "I. Moraine", text, stamp)
+    again = write_paper_pdf(tmp_path / "b" / "glacier-v2.pdf", "Radar Maps of Glacier Speed", "I. Moraine",
+                            [*text, "A second version."], stamp)  # fmt: skip
+    other = write_paper_pdf(tmp_path / "c" / "other.pdf", "Lichen on Moraines", "R. Moss",
+                            ["Lichens grow slowly.", "Data: https://doi.org/10.5555/glacier.2021"], stamp)  # fmt: skip
+    with CorpusStore(tmp_path / "home") as store:
+        ingest([first], store)
+        assert store.get("glacier").paper.doi == "10.5555/glacier.2021"
+        report = ingest([again, other], store)
+        ids = sorted(p.paper.id for p in store.iter_papers())
+        lichen = store.get("other").paper
+    assert [where for where, _ in report.duplicates] == [str(again.resolve())]
+    assert "DOI 10.5555/glacier.2021" in report.duplicates[0][1] and "'glacier'" in report.duplicates[0][1]
+    assert ids == ["glacier", "other"] and lichen.doi is None  # kept; the DOI it shows is not its own

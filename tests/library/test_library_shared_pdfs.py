@@ -66,6 +66,13 @@ def test_the_bib_brings_the_real_pdfs_in_with_the_library_metadata(corpus) -> No
     assert any(b.type == "table" for b in sample.blocks)
 
 
+def test_the_arxiv_stamp_in_the_margin_is_read(corpus) -> None:
+    from lit3r.corpus.library.identity import find_arxiv, first_page_text
+
+    _, pdfs, _, _, _ = corpus
+    assert find_arxiv(first_page_text(pdfs / "pasa-llm-agent-paper-search.pdf")) == "2501.10120"
+
+
 def test_reingest_does_no_work(corpus, monkeypatch: pytest.MonkeyPatch) -> None:
     _, _, bib, store, _ = corpus
     calls: list = []

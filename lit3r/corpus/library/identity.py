@@ -9,10 +9,14 @@ None for something that is not one, so that equal strings mean the same paper.
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
+from pathlib import Path
 
 from lit3r.models import ParsedPaper
+
+log = logging.getLogger(__name__)
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}]+)", re.IGNORECASE)
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*|doi\s+)", re.IGNORECASE)
@@ -81,10 +85,51 @@ FRONT_CHARS = 4000
 
 
 def ids_shown(parsed: ParsedPaper) -> tuple[str | None, str | None]:
-    """The DOI and arXiv id a parsed paper shows on its first page (arXiv's margin stamp, a journal's DOI line)."""
+    """The DOI and arXiv id a parsed paper shows on its first page (arXiv's margin stamp, a journal's DOI line).
+
+    The parsed text is searched first; for a PDF, its first page is then read as it is printed (headers,
+    footers and the rotated arXiv stamp, which the parser leaves out of the body)."""
     front = " ".join(b.text for b in parsed.blocks if b.page in (None, 1))[:FRONT_CHARS]
     text = f"{parsed.paper.abstract} {front}"
-    return find_doi(text), find_arxiv(text)
+    doi, arxiv_id = find_doi(text), find_arxiv(text)
+    if not (doi or arxiv_id) and parsed.paper.source_format == "pdf" and parsed.paper.source:
+        page = first_page_text(Path(parsed.paper.source))
+        doi, arxiv_id = find_doi(page), find_arxiv(page)
+    return doi, arxiv_id
+
+
+def first_page_text(path: Path) -> str:
+    """A PDF's first page as printed, rotated text (arXiv's margin stamp) included; '' when it cannot be read."""
+    import pdfplumber
+    from pdfminer.pdfparser import PDFSyntaxError
+    from pdfminer.psparser import PSException
+
+    try:
+        with pdfplumber.open(path) as pdf:
+            if not pdf.pages:
+                return ""
+            page = pdf.pages[0]
+            rotated = "".join(c["text"] for c in sorted(page.chars, key=lambda c: -c["top"]) if not c.get("upright"))
+            return f"{page.extract_text() or ''} {rotated}"
+    except (OSError, ValueError, KeyError, TypeError, PDFSyntaxError, PSException) as exc:  # it parsed once already
+        log.debug("%s: first page not read for its DOI (%s)", path, exc)
+        return ""
+
+
+def same_title(one: str, other: str) -> bool:
+    """Titles that name one paper: equal once normalised, or one the other plus a subtitle (20+ characters)."""
+    a, b = _title_key(one), _title_key(other)
+    if not a or not b:
+        return False
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 20 and long.startswith(short))
+
+
+def _title_key(title: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", title)
+    return " ".join(
+        re.sub(r"[\W_]+", " ", "".join(c for c in decomposed if not unicodedata.combining(c)).lower()).split()
+    )
 
 
 _STOP_WORDS = frozenset("a an the on of in for and to with from by at is are towards toward via".split())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from lit3r.corpus.library.identity import ids_shown
+from lit3r.corpus.library.identity import ids_shown, same_title
 from lit3r.corpus.store import CorpusStore
 from lit3r.models import ParsedPaper
 
@@ -44,6 +44,13 @@ def same_file_elsewhere(source: str, sha: str, store: CorpusStore, report: _Repo
     return False
 
 
+def _confirmed(parsed: ParsedPaper, twin_id: str, store: CorpusStore) -> bool:
+    """A DOI or arXiv id read off a first page names this paper only if the titles agree too (a footnote may
+    give a dataset's or another paper's DOI)."""
+    twin = store.get(twin_id)
+    return twin is not None and same_title(parsed.paper.title, twin.paper.title)
+
+
 def known_papers_left_out(
     papers: list[ParsedPaper], source: str, store: CorpusStore, report: _Report
 ) -> list[ParsedPaper]:
@@ -55,6 +62,11 @@ def known_papers_left_out(
             for pid, owner in store.find_identity(parsed.paper.doi, parsed.paper.arxiv_id)
             if owner != source
         ]
+        if twins and not _confirmed(parsed, twins[0][0], store):  # another paper: the ids shown are not its own
+            parsed = parsed.model_copy(
+                update={"paper": parsed.paper.model_copy(update={"doi": None, "arxiv_id": None})}
+            )
+            twins = []
         if twins:
             ident = f"DOI {parsed.paper.doi}" if parsed.paper.doi else f"arXiv {parsed.paper.arxiv_id}"
             report.duplicates.append(

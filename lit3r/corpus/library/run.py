@@ -25,7 +25,7 @@ from lit3r.corpus.ingest import IngestReport
 from lit3r.corpus.ingest import _Rules as Rules  # the limits every ingested paper is held to
 from lit3r.corpus.ingest import _within_limits as within_limits
 from lit3r.corpus.library.entry import Library, LibraryEntry, LibraryError, in_collection
-from lit3r.corpus.library.identity import ids_shown
+from lit3r.corpus.library.identity import ids_shown, same_title
 from lit3r.corpus.parsers import ParseError, read_file
 from lit3r.corpus.store import CorpusStore, file_sha256
 from lit3r.models import Paper, ParsedPaper
@@ -137,7 +137,8 @@ def with_library_metadata(parsed: ParsedPaper, entry: LibraryEntry, library: str
     The abstract is the library's only when the file showed none: the file's is the text its passages come
     from. DOIs and arXiv ids the file shows on its first page fill in what the library lacks.
     """
-    shown_doi, shown_arxiv = ids_shown(parsed) if parsed.blocks else (None, None)
+    needs_ids = parsed.blocks and not (entry.doi and entry.arxiv_id) and not (parsed.paper.doi or parsed.paper.arxiv_id)
+    shown_doi, shown_arxiv = ids_shown(parsed) if needs_ids else (None, None)
     update = {k: v for k, v in entry.metadata().items() if v not in (None, [], "")}
     update |= {"library": library, "doi": entry.doi or parsed.paper.doi or shown_doi,
                "arxiv_id": entry.arxiv_id or parsed.paper.arxiv_id or shown_arxiv}  # fmt: skip
@@ -156,13 +157,20 @@ def paper_id_for(citation_key: str) -> str:
 def _twin(entry: LibraryEntry, source: str, sha: str, store: CorpusStore) -> tuple[str, str] | None:
     """``(paper id, source)`` of another source's paper that is this entry's paper, by DOI, arXiv id or bytes."""
     for paper_id, owner in store.find_identity(entry.doi, entry.arxiv_id):
-        if owner != source:
+        if owner != source and _identity_holds(store.get(paper_id), entry):
             return paper_id, owner
     if entry.files:
         for record in store.sources_with_sha(sha):
             if record.path != source and record.status == "ok" and len(record.paper_ids) == 1:
                 return record.paper_ids[0], record.path
     return None
+
+
+def _identity_holds(existing: ParsedPaper | None, entry: LibraryEntry) -> bool:
+    """A library's DOI is the paper's own; one read off a PDF's first page counts only when the titles agree."""
+    if existing is None:
+        return False
+    return existing.paper.library is not None or same_title(existing.paper.title, entry.title)
 
 
 def _merge_into(twin: tuple[str, str], entry: LibraryEntry, library: str, meta_hash: str, store: CorpusStore,
