@@ -88,7 +88,7 @@ def ingest(
             highlight=False,
             markup=False,
         )
-    if not report.added and not report.unchanged:
+    if not report.added and not report.unchanged and not report.duplicates:  # a duplicate is known, not lost
         raise typer.Exit(2)
 
 

@@ -4,6 +4,7 @@ and the answer exported as BibTeX and Markdown."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import bibtexparser
@@ -68,6 +69,9 @@ def test_ask_by_collection_and_export_the_references(tmp_path: Path, hashing_enc
 def test_a_filter_that_matches_nothing_is_one_clear_error(tmp_path: Path, hashing_encoder) -> None:
     home = tmp_path / "home"
     _run(home, "ingest", str(_library(tmp_path)))
+    shutil.copytree(tmp_path / "pdfs", tmp_path / "copies")
+    copies = json.loads(_run(home, "ingest", str(tmp_path / "copies"), "--json"))  # known papers: exit 0
+    assert len(copies["duplicates"]) == 2 and copies["papers_added"] == 0 and copies["papers_in_corpus"] == 2
     _run(home, "index")
     result = runner.invoke(app, ["--home", str(home), "ask", QUESTION, "--collection", "Nope"])
     assert result.exit_code == 1
