@@ -62,6 +62,10 @@ def test_ask_by_collection_and_export_the_references(tmp_path: Path, hashing_enc
     assert entries[0].fields_dict["doi"].value == "10.1017/jog.2021.12"
     markdown = _run(home, "ask", QUESTION, "--collection", "Thesis", "--format", "markdown")
     assert "(Moraine and Firn, 2021, p. 1" in markdown and "## References" in markdown
+    chat = runner.invoke(app, ["--home", str(home), "chat", "--collection", "Reading"], input=QUESTION + "\n")
+    assert chat.exit_code == 0, chat.output
+    spoken = " ".join(chat.stdout.split())  # the console wraps long lines
+    assert "150 metres per year" in spoken and "182 metres" not in spoken and "serac2019model" in spoken
     hits = json.loads(_run(home, "search", "median surface velocity", "--author", "serac", "--json"))
     assert hits and {h["paper_id"] for h in hits} == {"serac2019model"}
 
