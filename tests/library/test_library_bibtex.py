@@ -156,3 +156,15 @@ def test_an_unreadable_library_is_named(tmp_path: Path) -> None:
         report = ingest([bad], store)
     [(where, why)] = report.failed
     assert where == str(bad) and "RIS" in why
+
+
+def test_an_attachment_over_the_size_limit_is_named(tmp_path: Path) -> None:
+    from lit3r.settings import LimitsSettings
+
+    bib = write_bib(tmp_path)
+    with CorpusStore(tmp_path / "home") as store:
+        report = ingest([bib], store, limits=LimitsSettings(max_file_mb=0.0001))
+        ids = sorted(p.paper.id for p in store.iter_papers())
+    too_big = [(where, why) for where, why in report.failed if "max_file_mb" in why]
+    assert len(too_big) == 2 and any("'moraine2021radar'" in where for where, _ in too_big)
+    assert ids == ["ember2019soil", "lost2018"]  # the entries without a readable file still came in

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from lit3r.corpus.ingest import IngestReport
 from lit3r.corpus.ingest import _Rules as Rules  # the limits every ingested paper is held to
+from lit3r.corpus.ingest import _too_big as too_big
 from lit3r.corpus.ingest import _within_limits as within_limits
 from lit3r.corpus.library.entry import Library, LibraryEntry, LibraryError, in_collection
 from lit3r.corpus.library.identity import ids_shown, same_title
@@ -70,6 +71,10 @@ def _ingest_entry(
     if file is not None:
         source = str(file)
         try:
+            size = file.stat().st_size
+            if size > rules.limits.max_file_mb * 1e6:
+                report.failed.append((entry.where, f"{file}: {too_big(size, rules.limits)}"))
+                return
             sha = file_sha256(file)
         except OSError as exc:
             report.failed.append((entry.where, f"cannot read {file} ({exc.strerror or exc})"))
