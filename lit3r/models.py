@@ -32,8 +32,11 @@ class Reference(BaseModel):
     authors: list[str] = Field(default_factory=list, description="Author names, when parsed.")
     year: int | None = Field(default=None, description="Publication year, when parsed.")
     resolved_id: str | None = Field(
-        default=None, description="Id of the corpus paper this reference was matched to by normalised title."
+        default=None,
+        description="Id of the corpus paper this reference was matched to (by DOI or arXiv id, else normalised title).",
     )
+    doi: str | None = Field(default=None, description="The DOI the reference gives, normalised (lowercase, bare).")
+    arxiv_id: str | None = Field(default=None, description="The arXiv id the reference gives, without version.")
 
 
 class Paper(BaseModel):
@@ -48,6 +51,22 @@ class Paper(BaseModel):
     references: list[Reference] = Field(default_factory=list, description="The parsed reference list.")
     source: str | None = Field(default=None, description="File the paper was ingested from.")
     source_format: str | None = Field(default=None, description="Parser that produced it: qasper, pdf, markdown, ...")
+    doi: str | None = Field(default=None, description="DOI, normalised (lowercase, no 'doi:' or doi.org prefix).")
+    arxiv_id: str | None = Field(default=None, description="arXiv id without version ('2401.01234', 'hep-th/9901001').")
+    citation_key: str | None = Field(
+        default=None, description="Citation key from the library (BibTeX key, Better BibTeX or Zotero citation key)."
+    )
+    entry_type: str | None = Field(default=None, description="BibTeX entry type from the library, e.g. 'article'.")
+    library: str | None = Field(
+        default=None,
+        description="The library the metadata came from, e.g. 'zotero:/home/ada/Zotero' or 'bibtex:/x.bib'.",
+    )
+    library_key: str | None = Field(default=None, description="The item's key in that library (Zotero item key).")
+    collections: list[str] = Field(
+        default_factory=list, description="Library collections holding the paper, as paths ('Thesis/Chapter 2')."
+    )
+    tags: list[str] = Field(default_factory=list, description="Library tags (keywords) of the paper.")
+    url: str | None = Field(default=None, description="The paper's URL from the library.")
 
     @property
     def venue_tag(self) -> str | None:

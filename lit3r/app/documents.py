@@ -62,6 +62,9 @@ class AnswerDocument(BaseModel):
     thread_id: str | None = Field(default=None, description="The thread the question was a turn of.")
     message: str | None = Field(default=None, description="A thread turn: the message as the user wrote it.")
     turn: int | None = Field(default=None, description="A thread turn: its position in the thread (0: the first).")
+    export: str | None = Field(
+        default=None, description="With `format`: the answer with references (markdown), or BibTeX / CSL-JSON."
+    )
 
 
 def answer_document(

@@ -385,9 +385,17 @@ class Thread:
         graph = self.session.threaded_graph()
         return turns_of(graph.get_state(run_config(self.thread_id)).values)
 
-    def reply(self, message: str, *, planner: str | None = None, on_event: Listener | None = None) -> Reply:
+    def reply(
+        self,
+        message: str,
+        *,
+        planner: str | None = None,
+        on_event: Listener | None = None,
+        allowed_papers: Sequence[str] | None = None,
+    ) -> Reply:
         """Answer ``message`` as the thread's next turn; the answer's ``question`` is the standalone question
-        that was answered (a follow-up is rewritten first), the document's ``message`` what the user wrote."""
+        that was answered (a follow-up is rewritten first), the document's ``message`` what the user wrote.
+        ``allowed_papers``: answer from these papers only (e.g. a library filter's)."""
         message = " ".join(message.split())
         if not message:
             raise UserError("the message is empty")
@@ -395,14 +403,21 @@ class Thread:
             context = self.session.context(planner=planner, on_event=on_event)
             turns = self.history()[-HISTORY_TURNS:]
             rewrite = rewrite_followup(message, turns, context.llm, context.recorder)
-            state = self._run(context, rewrite.question)
+            state = self._run(context, rewrite.question, None, allowed_papers)
             return self.session.finish_reply(
                 context, state, self.thread_id, message=rewrite.message, rewrite=rewrite.model_dump()
             )
 
-    def ask(self, message: str, *, planner: str | None = None, on_event: Listener | None = None) -> Answer:
+    def ask(
+        self,
+        message: str,
+        *,
+        planner: str | None = None,
+        on_event: Listener | None = None,
+        allowed_papers: Sequence[str] | None = None,
+    ) -> Answer:
         """:meth:`reply`'s answer alone."""
-        return self.reply(message, planner=planner, on_event=on_event).answer
+        return self.reply(message, planner=planner, on_event=on_event, allowed_papers=allowed_papers).answer
 
     def reply_as_asked(
         self,
@@ -428,3 +443,39 @@ class Thread:
     ) -> dict[str, Any]:
         inputs = self.session._inputs(question, options, allowed_papers)
         return self.session._invoke(self.session.threaded_graph(), context, inputs, self.thread_id)
+
+
+class ChatSession:
+    """A conversation in one thread of ``<home>/threads.sqlite`` that owns its session (the documented Python
+    API of ``lit3r chat``): ``ChatSession(settings, thread_id)``, then :meth:`ask` per message.
+
+    Args:
+        settings: All settings.
+        thread_id: The thread to open or resume; None starts a new one (see :attr:`thread_id`).
+        **options: Passed to :class:`Session` (index, reranker, chat_model, planner, gate, checkpointer).
+    """
+
+    def __init__(self, settings: Settings, thread_id: str | None = None, **options: Any) -> None:
+        self.session = Session(settings, **options)
+        self.thread = self.session.thread(thread_id)
+
+    @property
+    def thread_id(self) -> str:
+        return self.thread.thread_id
+
+    def history(self) -> list[ChatTurn]:
+        """The thread's answered turns, oldest first."""
+        return self.thread.history()
+
+    def ask(self, message: str, allowed_papers: Sequence[str] | None = None) -> Answer:
+        """Answer ``message`` in the thread (a follow-up is rewritten into a standalone question first)."""
+        return self.thread.ask(message, allowed_papers=allowed_papers)
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> ChatSession:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

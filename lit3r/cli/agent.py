@@ -61,6 +61,30 @@ def verification_line(answer: Answer) -> str:
     return f"supported: {supported}/{len(answer.claims)} claims (judge {answer.verified_by}){note}"
 
 
+def library_filter(
+    paper: list[str] | None,
+    collection: list[str] | None,
+    tag: list[str] | None,
+    year: str | None,
+    author: list[str] | None,
+) -> list[str] | None:
+    """The paper ids ``--paper`` and the library filters leave (None: no restriction); exits with the reason
+    when they leave none or a year range cannot be read."""
+    from lit3r.app.filters import PaperFilter, restrict_for
+    from lit3r.index.corpus_index import IndexNotBuiltError
+
+    try:
+        return restrict_for(state.settings, PaperFilter.of(collection, tag, year, author), paper)
+    except (IndexNotBuiltError, ValueError) as exc:
+        fail(str(exc))
+
+
+COLLECTION_HELP = "Only papers in this library collection (or a subcollection); repeatable."
+TAG_HELP = "Only papers with this library tag; repeatable (any of them)."
+YEAR_HELP = "Only papers of this year or range: 2021, 2019-2021, 2019-, -2021."
+AUTHOR_HELP = "Only papers with this author (name or surname); repeatable."
+
+
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
@@ -70,17 +94,44 @@ def ask(
     thread: Annotated[str | None, typer.Option(help="Conversation thread id (state kept across calls).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     steps: Annotated[bool, typer.Option("--steps", help="Print each step to stderr as it completes.")] = False,
+    export: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="Print the answer with references as markdown, or its bibliography as bibtex or csl-json."
+        ),  # fmt: skip
+    ] = None,
+    style: Annotated[
+        str, typer.Option(help="Citations in --format markdown: author-year or numbered.")
+    ] = "author-year",
+    collection: Annotated[list[str] | None, typer.Option(help=COLLECTION_HELP)] = None,
+    tag: Annotated[list[str] | None, typer.Option(help=TAG_HELP)] = None,
+    year: Annotated[str | None, typer.Option(help=YEAR_HELP)] = None,
+    author: Annotated[list[str] | None, typer.Option(help=AUTHOR_HELP)] = None,
 ) -> None:
     """Answer a question with inline citations [n], the cited chunks with locators, and a trace."""
+    from lit3r.app.export import EXPORT_FORMATS
     from lit3r.app.session import Session, planner_kind
 
     kind = planner_kind(planner)  # app errors end in one line (lit3r.cli.app.Lit3rGroup)
+    if export is not None and export not in EXPORT_FORMATS:
+        fail(f"unknown --format {export!r}: use {', '.join(EXPORT_FORMATS)}")
+    if style not in ("author-year", "numbered"):
+        fail(f"unknown --style {style!r}: use author-year or numbered")
+    if export is not None and as_json:
+        fail("--format and --json each print one document: choose one")
     existing_home()
+    allowed = library_filter(paper, collection, tag, year, author)
     with Session(state.settings, planner=kind) as session:
         on_event = print_step if steps else None
-        reply = session.reply(question, options=option, allowed_papers=paper, thread_id=thread, on_event=on_event)
+        reply = session.reply(question, options=option, allowed_papers=allowed, thread_id=thread, on_event=on_event)
     if as_json:
         print(json.dumps(reply.document.model_dump(mode="json"), indent=1, ensure_ascii=False))
+    elif export is not None:
+        from lit3r.app.export import export_answer
+        from lit3r.app.filters import indexed_papers
+
+        papers = indexed_papers(state.settings)
+        print(printable(export_answer(reply.answer, papers, export, style)), end="")  # type: ignore[arg-type]
     else:
         print_answer(reply.answer)
 

@@ -9,7 +9,7 @@ from typing import Annotated, TextIO
 import typer
 from rich.text import Text
 
-from lit3r.cli.agent import print_answer
+from lit3r.cli.agent import AUTHOR_HELP, COLLECTION_HELP, TAG_HELP, YEAR_HELP, library_filter, print_answer
 from lit3r.cli.app import app, err, out, printable, state
 
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
@@ -37,12 +37,17 @@ def read_messages(stream: TextIO) -> Iterator[str]:
 def chat(
     thread: Annotated[str | None, typer.Option(help="Resume this thread (default: start a new one).")] = None,
     planner: Annotated[str, typer.Option(help="'fixed' (the Lit3R sequence, no model) or 'llm'.")] = "fixed",
+    collection: Annotated[list[str] | None, typer.Option(help=COLLECTION_HELP)] = None,
+    tag: Annotated[list[str] | None, typer.Option(help=TAG_HELP)] = None,
+    year: Annotated[str | None, typer.Option(help=YEAR_HELP)] = None,
+    author: Annotated[list[str] | None, typer.Option(help=AUTHOR_HELP)] = None,
 ) -> None:
     """Chat with the papers: one question per line on stdin ('/exit' or EOF ends); follow-ups are rewritten
     into standalone questions, and the thread (printed first) can be resumed with --thread."""
     from lit3r.app.session import Session, planner_kind
 
     kind = planner_kind(planner)  # app errors end in one line (lit3r.cli.app.Lit3rGroup)
+    allowed = library_filter(None, collection, tag, year, author)
     with Session(state.settings, planner=kind) as session:
         conversation = session.thread(thread)
         earlier = len(conversation.history())
@@ -50,7 +55,7 @@ def chat(
         if earlier:
             err.print(f"resuming after {earlier} earlier turns", highlight=False)
         for message in read_messages(sys.stdin):
-            answer = conversation.ask(message)
+            answer = conversation.ask(message, allowed_papers=allowed)
             if answer.question != message:
                 err.print(Text(printable(f"standalone question: {answer.question}"), "dim"), highlight=False)
             print_answer(answer)

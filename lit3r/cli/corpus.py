@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from lit3r.cli.agent import AUTHOR_HELP, COLLECTION_HELP, TAG_HELP, YEAR_HELP
 from lit3r.cli.app import app, err, existing_home, fail, out, printable, progress_bar, state, writable_home
 from lit3r.corpus.store import CorpusStore
 from lit3r.settings import Settings
@@ -25,17 +26,30 @@ def _warn(label: str, path: str, problem: str) -> None:
 @app.command()
 def ingest(
     paths: Annotated[
-        list[Path],
-        typer.Argument(help="Files or folders (searched recursively).", readable=False),  # ingest names each problem
-    ],
+        list[Path] | None,
+        typer.Argument(
+            help="Files or folders (searched recursively); library files: .bib, .ris, CSL-JSON.", readable=False
+        ),  # ingest names each problem
+    ] = None,
     force: Annotated[bool, typer.Option(help="Parse files again even when unchanged.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON report.")] = False,
+    zotero: Annotated[
+        Path | None,
+        typer.Option(help="A Zotero data folder (zotero.sqlite and storage/), read without writing to it."),
+    ] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Only the library entries in this collection (Zotero) or group (BibTeX).")
+    ] = None,
 ) -> None:
-    """Parse papers (PDF, QASPER JSON, JSON lines, Markdown, text) into the corpus."""
+    """Parse papers (PDF, QASPER JSON, JSON lines, Markdown, text, HTML snapshots) into the corpus, and the
+    researcher's library (Zotero, BibTeX/BibLaTeX, RIS, CSL-JSON) with its metadata."""
     from lit3r.corpus.ingest import discover
     from lit3r.corpus.ingest import ingest as run_ingest
 
-    files = discover(paths).files
+    paths = list(paths or [])
+    if not paths and zotero is None:
+        fail("nothing to ingest: name files or folders, or a Zotero data folder with --zotero")
+    files = discover(paths).files + ([zotero] if zotero is not None else [])
     settings = state.settings
     writable_home()
     with CorpusStore(settings.home) as store, progress_bar(quiet=as_json) as bar:
@@ -50,6 +64,8 @@ def ingest(
             limits=settings.limits,
             chunker=settings.chunker,
             on_page=(lambda _file, _done, _total: bar.advance(page_task)) if page_task is not None else None,
+            zotero=zotero,
+            collection=collection,
         )
         total = store.count_papers()
     if as_json:
@@ -61,6 +77,10 @@ def ingest(
             _warn("skipped record", path, problem)
         for old, new in report.renamed:
             _warn("renamed", f"paper id {old} -> {new}", "id already used by another file")
+        for where, problem in report.duplicates:
+            _warn("duplicate", where, problem)
+        for where, paper_id in report.merged:
+            _warn("merged", where, f"its metadata went onto paper {paper_id!r}, ingested earlier from a file")
         records = f", {len(report.skipped_records)} record(s) skipped" if report.skipped_records else ""
         out.print(
             printable(
@@ -71,7 +91,7 @@ def ingest(
             highlight=False,
             markup=False,
         )
-    if not report.added and not report.unchanged:
+    if not report.added and not report.unchanged and not report.duplicates:  # a duplicate is known, not lost
         raise typer.Exit(2)
 
 
@@ -178,13 +198,19 @@ def search(
     k: Annotated[int, typer.Option("-k", "--top", help="How many chunks to show.", min=1)] = 10,
     paper: Annotated[list[str] | None, typer.Option(help="Search only within this paper id (repeatable).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON list of hits.")] = False,
+    collection: Annotated[list[str] | None, typer.Option(help=COLLECTION_HELP)] = None,
+    tag: Annotated[list[str] | None, typer.Option(help=TAG_HELP)] = None,
+    year: Annotated[str | None, typer.Option(help=YEAR_HELP)] = None,
+    author: Annotated[list[str] | None, typer.Option(help=AUTHOR_HELP)] = None,
 ) -> None:
     """Rank chunks for a query and show them with their locators."""
+    from lit3r.cli.agent import library_filter
     from lit3r.index.corpus_index import IndexNotBuiltError
     from lit3r.index.opening import open_index
     from lit3r.retrieval.search import search_index
 
     existing_home()
+    paper = library_filter(paper, collection, tag, year, author)
     try:
         hits = search_index(open_index(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
     except (IndexNotBuiltError, ValueError) as exc:
@@ -211,6 +237,7 @@ def search(
 
 def collect_stats(settings: Settings) -> dict[str, Any]:
     """Counts describing the corpus and its current index."""
+    from lit3r.app.filters import library_facets
     from lit3r.index.corpus_index import CorpusIndex
     from lit3r.index.layout import IndexLayout
 
@@ -228,6 +255,7 @@ def collect_stats(settings: Settings) -> dict[str, Any]:
         "references_parsed": sum(len(p.paper.references) for p in parsed),
         "references_resolved": sum(1 for p in parsed for r in p.paper.references if r.resolved_id),
         "blocks": dict(Counter(b.type for p in parsed for b in p.blocks)),
+        "library": library_facets({p.paper.id: p.paper for p in parsed}),
         "index_key": layout.key,
         "index": None,
         "chunks": 0,
@@ -260,6 +288,8 @@ def stats(as_json: Annotated[bool, typer.Option("--json", help="Print one JSON d
     for key in ("papers", "sources", "references_parsed", "references_resolved", "chunks"):
         table.add_row(key, str(data[key]))
     table.add_row("chunk_types", ", ".join(f"{k} {v}" for k, v in sorted(data["chunk_types"].items())))
+    if data["library"]["collections"]:
+        table.add_row("collections", Text(printable(", ".join(data["library"]["collections"]))))
     index_info = data["index"]
     where = f"{index_info['path']} ({index_info['size_bytes'] / 1e6:.1f} MB)" if index_info else "not built"
     table.add_row("index", Text(printable(where)))
@@ -283,9 +313,10 @@ def demo(
     """Ingest and index the bundled demo corpus, search it, and answer a question with citations and a trace."""
     from lit3r.cli.agent import ask
 
-    ingest([demo_papers_dir()], force=False, as_json=False)
+    ingest([demo_papers_dir()], force=False, as_json=False, zotero=None, collection=None)
     index()
     out.rule(f"search: {question}")
-    search(question, mode="hybrid", k=3, paper=None, as_json=False)
+    search(question, mode="hybrid", k=3, paper=None, as_json=False, collection=None, tag=None, year=None, author=None)
     out.rule(f"ask: {question}")
-    ask(question, option=None, paper=None, planner="fixed", thread=None, as_json=False)
+    ask(question, option=None, paper=None, planner="fixed", thread=None, as_json=False, steps=False, export=None,
+        style="author-year", collection=None, tag=None, year=None, author=None)  # fmt: skip

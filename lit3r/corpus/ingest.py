@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lit3r.corpus.chunkers import chunk_paper
 from lit3r.corpus.discover import discover
+from lit3r.corpus.library.known import known_papers_left_out, same_file_elsewhere, with_ids_shown
 from lit3r.corpus.parallel import OnPage, parse_in_parallel, workers_for
 from lit3r.corpus.parsers import ParseError, limits_mb, read_file, too_long
 from lit3r.corpus.references import resolve_references
@@ -39,6 +40,10 @@ class IngestReport:
     papers_added: int = 0
     renamed: list[tuple[str, str]] = field(default_factory=list)
     references_resolved: int = 0
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
+    """Files or library entries holding a paper already in the corpus (same DOI, arXiv id, bytes): (where, why)."""
+    merged: list[tuple[str, str]] = field(default_factory=list)
+    """Library entries whose metadata went onto a paper already ingested from a file: ``(entry, paper id)``."""
 
     @property
     def did_work(self) -> bool:
@@ -54,6 +59,8 @@ def ingest(
     limits: LimitsSettings | None = None,
     chunker: ChunkerSettings | None = None,
     on_page: OnPage | None = None,
+    zotero: Path | None = None,
+    collection: str | None = None,
 ) -> IngestReport:
     """Ingest files and folders into ``store``; ``on_file`` is called after each file (progress bars).
 
@@ -61,8 +68,14 @@ def ingest(
     New or changed PDFs are parsed in parallel worker processes (:mod:`lit3r.corpus.parallel`,
     ``limits.parse_workers``), and ``on_page(file, pages done, pages in file)`` follows their pages; the
     other files are read here, one after another. Papers are stored as each file finishes.
+    Library files named in ``paths`` (``.bib``, ``.ris``, CSL-JSON) and the Zotero data folder ``zotero``
+    are read by :mod:`lit3r.corpus.library` (only the entries in ``collection``, when given).
     """
-    found = discover(paths)
+    from lit3r.corpus.library.run import ingest_libraries, is_library_file
+
+    paths = list(paths)
+    libraries = [p for p in paths if is_library_file(p)]
+    found = discover([p for p in paths if p not in libraries])
     report = IngestReport(failed=list(found.problems))
     rules = _Rules(limits or LimitsSettings(), chunker or ChunkerSettings())
     pdfs: dict[Path, tuple[str, str]] = {}
@@ -89,6 +102,7 @@ def ingest(
                 _store(parsed.path, key, sha, parsed.papers, parsed.skipped, store, report, rules)
             if on_file:
                 on_file(parsed.path)
+    ingest_libraries(libraries, zotero, store, report, rules, force=force, collection=collection, on_file=on_file)
     if report.did_work or store.references_stale():  # stale: an earlier ingest was stopped before resolving
         report.references_resolved = resolve_corpus_references(store)
     return report
@@ -132,6 +146,8 @@ def _check(
         else:
             report.failed.append((key, f"{previous.error} (unchanged since the last attempt; --force tries again)"))
         return None
+    if previous is None and same_file_elsewhere(key, sha, store, report):
+        return None
     return key, sha
 
 
@@ -170,6 +186,7 @@ def _store(
         _store_failure(key, sha, ParseError(path, _nothing_left(skipped)).problem, store, report)
         return
     report.skipped_records.extend((key, problem) for problem in skipped)
+    papers = known_papers_left_out(with_ids_shown(papers), key, store, report)
     papers = _unique_ids(papers, key, store, report)
     store.replace_source(key, sha, papers)
     report.added.append(key)

@@ -9,7 +9,8 @@ Parsing is heuristic and covers the common styles::
     IEEE            A. Lovelace and A. Turing, "Dense passage retrieval for papers," in Proc. ACL, 2023.
     plain           Ada Lovelace, Alan Turing. Dense Passage Retrieval for Papers. ACL, 2023.
 
-A reference whose title cannot be found keeps ``title=None``; its raw text is always kept.
+A reference whose title cannot be found keeps ``title=None``; its raw text is always kept. A DOI or an
+arXiv id written in the entry is kept normalised: references are resolved by those first, then by title.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from lit3r.corpus.library.identity import find_arxiv, find_doi
 from lit3r.corpus.textutil import join_lines
 from lit3r.models import Paper, Reference
 
@@ -109,7 +111,9 @@ def parse_reference(raw: str) -> Reference:
         years = YEAR.findall(body)
         year = int(years[-1]) if years else None
     title = _clean_title(title)
-    return Reference(raw=text, title=title, authors=split_authors(authors), year=year)
+    return Reference(
+        raw=text, title=title, authors=split_authors(authors), year=year, doi=find_doi(text), arxiv_id=find_arxiv(text)
+    )
 
 
 def _parse_body(body: str) -> tuple[str, str | None, int | None]:
@@ -191,26 +195,42 @@ def split_authors(text: str) -> list[str]:
 
 
 def resolve_references(papers: list[Paper]) -> int:
-    """Point references at the corpus papers they cite, by normalised title; return how many were resolved.
+    """Point references at the corpus papers they cite; return how many were resolved.
 
-    A reference matches a paper when the normalised titles are equal; a reference without a parsed
-    title matches when its raw text contains a corpus title of at least 20 characters. A paper never
-    resolves to itself.
+    A reference that gives a DOI or an arXiv id matches the paper with that DOI or arXiv id (the
+    surest match); otherwise it matches when the normalised titles are equal, and a reference without
+    a parsed title matches when its raw text contains a corpus title of at least 20 characters. A paper
+    never resolves to itself.
     """
     by_title: dict[str, list[str]] = {}
+    by_id: dict[str, list[str]] = {}
     for paper in papers:
         key = normalise_title(paper.title)
         if key:
             by_title.setdefault(key, []).append(paper.id)
+        for ident in (f"doi:{paper.doi}" if paper.doi else None, f"arxiv:{paper.arxiv_id}" if paper.arxiv_id else None):
+            if ident:
+                by_id.setdefault(ident, []).append(paper.id)
     long_titles = sorted((key for key in by_title if len(key) >= 20), key=len, reverse=True)
     resolved = 0
     for paper in papers:
         for reference in paper.references:
-            target = _match(reference, paper.id, by_title, long_titles)
+            target = _match_id(reference, paper.id, by_id) or _match(reference, paper.id, by_title, long_titles)
             if target:
                 reference.resolved_id = target
                 resolved += 1
     return resolved
+
+
+def _match_id(reference: Reference, own_id: str, by_id: dict[str, list[str]]) -> str | None:
+    doi = reference.doi or find_doi(reference.raw)  # references stored before DOIs were kept: read them now
+    arxiv_id = reference.arxiv_id or find_arxiv(reference.raw)
+    idents = [f"doi:{doi}" if doi else "", f"arxiv:{arxiv_id}" if arxiv_id else ""]
+    for ident in idents:
+        for paper_id in by_id.get(ident, []):
+            if paper_id != own_id:
+                return paper_id
+    return None
 
 
 def _match(reference: Reference, own_id: str, by_title: dict[str, list[str]], long_titles: list[str]) -> str | None:

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lit3r.agent.rewrite import HISTORY_TURNS
+from lit3r.app.errors import NotFound, UserError
+from lit3r.app.export import export_answer
+from lit3r.app.filters import NoMatchingPapers, PaperFilter, restrict
 from lit3r.app.session import Reply, Session, Thread
 from lit3r.llm.trace import Listener
 from lit3r.server.catalog import Catalog, fingerprint
@@ -26,10 +29,11 @@ def ask(
     on_event: Listener | None = None,
 ) -> dict:
     """One question (``thread_id``: as that thread's next turn, answered as asked); its answer document."""
+    allowed = library_restriction(session, request)
     reply = session.reply(
         request.question,
         options=request.options,
-        allowed_papers=request.papers,
+        allowed_papers=allowed,
         thread_id=request.thread_id,
         planner=request.planner,
         max_seconds=max_seconds,
@@ -37,7 +41,22 @@ def ask(
     )
     if request.thread_id is not None:
         catalog.add_turn(request.thread_id, reply.turn, reply.answer.question, reply.document.trace_id)
-    return reply.document.model_dump(mode="json")
+    document = reply.document
+    if request.format:  # the answer with references, from the index's paper records (the library's metadata)
+        text = export_answer(reply.answer, session.index.papers, request.format, request.citation_style)
+        document = document.model_copy(update={"export": text})
+    return document.model_dump(mode="json")
+
+
+def library_restriction(session: Session, request: AskRequest) -> list[str] | None:
+    """The paper ids ``papers`` and the library filters leave; 400 for a year it cannot read, 404 when none."""
+    try:
+        paper_filter = PaperFilter.of(request.collections, request.tags, request.year, request.authors)
+        return restrict(session.index.papers, paper_filter, request.papers)
+    except NoMatchingPapers as exc:
+        raise NotFound(str(exc), "no_matching_papers") from exc
+    except ValueError as exc:
+        raise UserError(str(exc).replace("--year", "year")) from exc
 
 
 def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from lit3r.agent.context import PlannerKind
 from lit3r.app.corpus import ChunkView, PaperList, PaperSummary, PaperView, Section
 from lit3r.app.documents import AnswerDocument
+from lit3r.models import Citation
 
 __all__ = ["AnswerDocument", "ChunkView", "PaperList", "PaperSummary", "PaperView", "Section"]
 
@@ -42,6 +43,38 @@ class AskRequest(Strict):
     thread_id: Annotated[str, Field(pattern=THREAD_ID)] | None = Field(
         default=None, description="Answer as the next turn of this thread, as asked (no follow-up rewrite)."
     )
+    collections: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=50, description="Answer from papers in these library collections only (any)."
+    )
+    tags: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=50, description="Answer from papers with these library tags only (any)."
+    )
+    year: Annotated[str, Field(max_length=20)] | None = Field(
+        default=None, description="Answer from papers of this year or range only: '2021', '2019-2021', '2019-'."
+    )
+    authors: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None, max_length=50, description="Answer from papers by these authors only (name or surname, any)."
+    )
+    format: Literal["markdown", "bibtex", "csl-json"] | None = Field(
+        default=None, description="Also return the answer with references (markdown) or its bibliography, as `export`."
+    )
+    citation_style: Literal["author-year", "numbered"] = Field(
+        default="author-year", description="Citations in the markdown export."
+    )
+
+
+class ExportRequest(Strict):
+    """An answer (as ``/v1/ask`` or a thread turn returned it) to render with references."""
+
+    answer: Annotated[str, Field(max_length=100_000)] = Field(description="The answer text with its [n] markers.")
+    citations: list[Citation] = Field(default_factory=list, max_length=500, description="The answer's citations.")
+    format: Literal["markdown", "bibtex", "csl-json"] = Field(default="markdown", description="What to render.")
+    citation_style: Literal["author-year", "numbered"] = Field(default="author-year", description="Markdown citations.")
+
+
+class ExportDocument(BaseModel):
+    format: str
+    export: str = Field(description="The answer with references (markdown), or the cited papers as BibTeX/CSL-JSON.")
 
 
 class ThreadCreate(Strict):

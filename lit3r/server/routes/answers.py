@@ -24,6 +24,8 @@ from lit3r.server.schemas import (
     THREAD_ID,
     AnswerDocument,
     AskRequest,
+    ExportDocument,
+    ExportRequest,
     MessageRequest,
     ThreadCreate,
     ThreadHistory,
@@ -84,6 +86,19 @@ async def ask_stream(body: AskRequest, runtime: Annotated[Runtime, Depends(runti
             return answering.ask(ticket.session, runtime.catalog, body, seconds, on_event=listener)
 
     return stream(answer_frames(runtime, ticket, work))
+
+
+@router.post("/export", response_model=ExportDocument)
+async def export(body: ExportRequest, request: Request) -> dict:
+    """An answer with its references: Markdown with author-year or numbered citations and a reference list, or
+    the cited papers as BibTeX or CSL-JSON (citation keys from the library when it has them)."""
+    from lit3r.app.export import export_answer
+    from lit3r.models import Answer
+
+    answer = Answer(question="", text=body.answer, citations=body.citations, sufficient=True)
+    with runtime_of(request).lease() as lease:
+        papers = lease.session.index.papers
+        return {"format": body.format, "export": export_answer(answer, papers, body.format, body.citation_style)}
 
 
 @router.post("/threads", status_code=201, response_model=ThreadInfo)

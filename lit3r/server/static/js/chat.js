@@ -183,6 +183,14 @@ function renderAnswer(item, doc) {
     claims.length ? `${supported}/${claims.length} claims supported` : "",
     doc.rounds != null ? `${doc.rounds} round${doc.rounds === 1 ? "" : "s"}` : "",
   ].filter(Boolean).map((s) => `<span>${esc(s)}</span>`).join("");
+  if (citations.length) {
+    const copy = document.createElement("button");
+    copy.type = "button";
+    copy.className = "ghost copy-references";
+    copy.textContent = "Copy with references";
+    copy.addEventListener("click", () => copyWithReferences(copy, doc.answer, citations));
+    meta.append(copy);
+  }
   if (doc.trace_id) {
     const open = document.createElement("button");
     open.type = "button";
@@ -212,6 +220,17 @@ function sourcesList(citations) {
     ol.append(li);
   }
   return ol;
+}
+
+// The answer as Markdown with author-year citations and its reference list, on the clipboard.
+async function copyWithReferences(button, answer, citations) {
+  try {
+    const { export: text } = await api("/v1/export", { method: "POST", body: { answer, citations, format: "markdown" } });
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch (err) {
+    reportError(err, "copy");
+  }
 }
 
 async function ask(raw) {
