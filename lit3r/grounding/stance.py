@@ -38,6 +38,13 @@ VERDICTS: tuple[Verdict, ...] = ("supports", "contradicts", "mixed", "not_addres
 MODEL_FILE = "stance_model.json"
 DECIDING = 2
 """Sentences that decide a paper's verdict (the stance model sees the best one and the worst cue of these)."""
+CLOSE = 0.5
+"""A sentence this close to the claim (weighted coverage) states the same finding: then a negation it lacks or
+adds, the opposite direction, or other numbers decide against the claim whatever the model says."""
+AGAINST = 0.15
+"""P(supports) of a close sentence that negates, reverses or renumbers the claim."""
+HEDGED = 0.75
+"""Confidence kept when the deciding sentence only hedges ('may', 'suggests') and the claim does not."""
 MIXED_MARGIN = 0.2
 """A deciding sentence pulls with conviction when its P(supports) is this far from 0.5."""
 _SETTING = re.compile(r"\s*(?:BACKGROUND|CONTEXT|IMPORTANCE|OBJECTIVES?|AIMS?|PURPOSE|INTRODUCTION)\b")
@@ -198,6 +205,8 @@ class OfflineStance:
         relevance_in, stance_in = paper_inputs(scored)
         relevance = self.model.relevance.probability(relevance_in)
         support = self.model.stance.probability(stance_in)
+        if against(scored[0].features):
+            support = min(support, AGAINST)
         if relevance < self.model.relevance_threshold:
             reason = f"P(addressed)={relevance:.2f} below {self.model.relevance_threshold:.2f}"
             return PaperVerdict("not_addressed", 1.0 - relevance, [], relevance, support, reason)
@@ -209,6 +218,8 @@ class OfflineStance:
         else:
             verdict = "supports" if support >= 0.5 else "contradicts"
             confidence = relevance * max(support, 1.0 - support)
+            if hedged_only(scored[0].features):
+                confidence *= HEDGED
             quotes = [q for q in quotes if q.role == verdict] or quotes[:1]
             quotes = [Quote(q.chunk_id, q.quote, verdict, q.score) for q in quotes]
         reason = f"P(addressed)={relevance:.2f}, P(supports)={support:.2f}"
@@ -216,4 +227,21 @@ class OfflineStance:
 
     def _quote(self, sentence: Scored) -> Quote:
         p = self.model.stance.probability(stance_values(sentence.features, [sentence.features]))
+        if against(sentence.features):
+            p = min(p, AGAINST)
         return Quote(sentence.chunk_id, sentence.text, "supports" if p >= 0.5 else "contradicts", p)
+
+
+def against(features: Sequence[float]) -> bool:
+    """A sentence close to the claim (:data:`CLOSE`) that negates it, reverses its direction or states other
+    numbers than the claim's."""
+    f = dict(zip(FEATURES, features, strict=True))
+    if f["rare_coverage"] < CLOSE:
+        return False
+    return bool(f["negation_mismatch"] or f["direction_conflict"] or f["number_other"] or f["number_unstated"])
+
+
+def hedged_only(features: Sequence[float]) -> bool:
+    """The sentence hedges and the claim does not."""
+    f = dict(zip(FEATURES, features, strict=True))
+    return bool(f["sentence_hedged"] and not f["claim_hedged"])

@@ -8,7 +8,8 @@ Every feature is computed from the words alone (no model, no download), so the v
 * direction: the claim says "increases / higher / promotes" where the sentence says "decreases / lower /
   inhibits" (or the reverse), the claim's own direction word missing from the sentence;
 * hedging: "may / might / suggest / possibly" in the claim or the sentence;
-* numbers: a number of the claim that the paper never states, or a sentence stating other numbers;
+* numbers: a number of the claim that the paper never states, or a sentence stating numbers but not all of the
+  claim's, or another number after the same word ('to 6%' against the claim's 'to 2%');
 * overstatement: "all / only / exclusively / always" in the claim and not in the sentence.
 
 The learned weights that turn these into a verdict live in :mod:`lit3r.grounding.stance`.
@@ -48,7 +49,7 @@ UP = frozenset(
     improve improves improved improvement better gain gains upregulate upregulates upregulated upregulation
     positive positively accelerate accelerates accelerated strengthen strengthens strengthened larger longer
     augment augments augmented boost boosts boosted rise rises rose amplify amplifies amplified facilitate
-    facilitates facilitated exacerbate exacerbates exacerbated worsen worsens worsened beneficial benefit
+    facilitates facilitated grow grows grew double doubles doubled exacerbate exacerbates exacerbated worsen worsens worsened beneficial benefit
     benefits protective superior""".split()
 )
 DOWN = frozenset(
@@ -58,7 +59,7 @@ DOWN = frozenset(
     prevented block blocks blocked downregulate downregulates downregulated downregulation worse poorer poor
     negative negatively delay delays delayed slow slows slowed weaken weakens weakened smaller shorter decline
     declines declined loss lose loses lost counteract counteracts counteracted abolish abolishes abolished
-    limit limits limited repress represses repressed deplete depletes depleted harmful harm inferior""".split()
+    limit limits limited fall falls fell drop drops dropped halve halves halved shrink shrinks repress represses repressed deplete depletes depleted harmful harm inferior""".split()
 )
 
 FEATURES = (
@@ -99,6 +100,21 @@ def words(text: str) -> list[str]:
 def numbers(text: str) -> set[str]:
     """The numbers written in ``text``, thousands separators dropped ('1,000' -> '1000')."""
     return {n.replace(",", "").rstrip("0").rstrip(".") if "." in n else n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def numbers_in_context(tokens: Sequence[str]) -> dict[str, set[str]]:
+    """Each word that comes right before a number, with the numbers it comes before ('to 6%' -> {'to': {'6'}})."""
+    found: dict[str, set[str]] = {}
+    for before, token in zip(tokens, tokens[1:], strict=False):
+        if token[0].isdigit() and not before[0].isdigit():
+            found.setdefault(before, set()).update(numbers(token))
+    return found
+
+
+def renumbered(claim: Text, sentence: Text) -> bool:
+    """The sentence puts another number where the claim puts its own ('falls to 2%' against 'falls to 6%')."""
+    mine, theirs = numbers_in_context(claim.tokens), numbers_in_context(sentence.tokens)
+    return any(word in theirs and not (nums & theirs[word]) for word, nums in mine.items())
 
 
 def _negated(tokens: Sequence[str]) -> bool:
@@ -162,7 +178,9 @@ def pair_features(claim: Text, sentence: Text, paper_stems: frozenset[str], pape
     conflict = claim.direction * sentence.direction < 0
     agree = claim.direction * sentence.direction > 0
     unstated = bool(claim.numbers - paper_numbers)
-    other = bool(claim.numbers) and bool(sentence.numbers) and not (claim.numbers & sentence.numbers)
+    other = (bool(claim.numbers) and bool(sentence.numbers) and not claim.numbers <= sentence.numbers) or renumbered(
+        claim, sentence
+    )
     absolute = {t for t in claim.tokens if t in ABSOLUTE}
     return [
         coverage,
