@@ -33,7 +33,7 @@ from lit3r.tools.trace import TraceRecorder
 
 MAX_PAPERS = 8
 PASSAGES = 4
-RELATIVE = 0.5
+RELATIVE = 0.3
 """A paper whose P(addressed) is under this share of the best paper's only touches the claim: not addressed."""
 NOT_ADDRESSED = "The library does not address this claim: no retrieved paper speaks to it."
 CHECK_KIND = "check"
