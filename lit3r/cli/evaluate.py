@@ -414,7 +414,9 @@ def train_fusion(
 @eval_app.command("scifact")
 def scifact(
     data: Annotated[Path, typer.Argument(help="ScholarQABench SciFact file (scifact_test.jsonl).")],
-    setting: Annotated[str, typer.Option(help="'gold' (claim vs its abstract), 'open' (all abstracts), or 'both'.")] = "both",
+    setting: Annotated[
+        str, typer.Option(help="'gold' (claim vs its abstract), 'open' (all abstracts), or 'both'.")
+    ] = "both",
     every: Annotated[int, typer.Option(help="Open setting: check every N-th claim (1: all).")] = 1,
     report_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON to this file.")] = None,
 ) -> None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from lit3r.evals.stance_data import LabelledClaim, load_scifact
 from lit3r.evals.stance_training import Examples, paper_fold
-from lit3r.grounding.stance import OfflineStance, Passage, PaperVerdict
+from lit3r.grounding.stance import OfflineStance, PaperVerdict, Passage
 
 PUBLISHED = {"majority class": 65.9, "OpenScholar-8B": 76.4}
 PUBLISHED_SOURCE = "ScholarQABench SciFact accuracy as quoted in lit3r's claim-check task"
@@ -59,7 +59,9 @@ def gold_setting(claims: Sequence[LabelledClaim], folds: int = 5) -> dict:
         "accuracy": round(float(np.mean(right)), 4),
         "verdicts": dict(Counter(v.verdict for v in verdicts)),
         "deciding_sentence_in_gold": round(float(np.mean([bool(v.quotes) for v in verdicts])), 4),
-        "majority_accuracy": round(max(np.mean([c.supports for c in claims]), 1 - np.mean([c.supports for c in claims])), 4),
+        "majority_accuracy": round(
+            max(np.mean([c.supports for c in claims]), 1 - np.mean([c.supports for c in claims])), 4
+        ),
         "packaged_model_in_sample_accuracy": round(
             float(np.mean([predicted_true(v) == c.supports for v, c in zip(in_sample, claims, strict=True)])), 4
         ),
@@ -111,11 +113,13 @@ def report_lines(report: dict) -> list[str]:
         lines.append(
             f"gold abstract ({gold['claims']} claims, offline, {gold['folds']}-fold by paper): accuracy "
             f"{gold['accuracy']:.3f}; verdicts {gold['verdicts']}; deciding sentence quoted from the gold abstract "
-            f"{gold['deciding_sentence_in_gold']:.3f}; packaged model in-sample {gold['packaged_model_in_sample_accuracy']:.3f}"
+            f"{gold['deciding_sentence_in_gold']:.3f}; packaged model in-sample "
+            f"{gold['packaged_model_in_sample_accuracy']:.3f}"
         )
     if opened := report.get("open"):
         lines.append(
-            f"open ({opened['claims']} claims over the {report.get('papers', '?')} abstracts): gold among papers with a "
+            f"open ({opened['claims']} claims over the {report.get('papers', '?')} abstracts): gold among papers "
+            "with a "
             f"verdict {opened['gold_among_papers_with_verdict']:.3f}, gold first {opened['gold_first']:.3f}, "
             f"accuracy of the gold verdict {opened['accuracy_of_gold_verdict_when_found']}, papers with a verdict "
             f"per claim {opened['mean_papers_with_verdict']}"

@@ -45,7 +45,8 @@ def load_scifact(path: Path) -> list[LabelledClaim]:
                 claim, gold, answer = row["input"], row["gold_ctx"][0], str(row["answer"]).lower()
                 title, text = gold["title"], gold["text"]
             except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
-                raise ValueError(f"{path}:{number}: not a SciFact row (input, gold_ctx[0].title/text, answer): {exc}")
+                problem = f"not a SciFact row (input, gold_ctx[0].title/text, answer): {exc}"
+                raise ValueError(f"{path}:{number}: {problem}") from exc
             if answer not in ("true", "false"):
                 raise ValueError(f"{path}:{number}: answer must be 'true' or 'false', not {row['answer']!r}")
             claims.append(LabelledClaim(claim, paper_id_of(title, text), title, text, answer == "true"))
@@ -74,5 +75,7 @@ def load_pubmedqa(path: Path, test_ids: Path) -> list[LabelledClaim]:
         if pmid in withheld or row.get("final_decision") not in ("yes", "no"):
             continue
         text = " ".join([*row["CONTEXTS"], row["LONG_ANSWER"]])
-        claims.append(LabelledClaim(question_claim(row["QUESTION"]), f"pubmed-{pmid}", "", text, row["final_decision"] == "yes"))
+        claims.append(
+            LabelledClaim(question_claim(row["QUESTION"]), f"pubmed-{pmid}", "", text, row["final_decision"] == "yes")
+        )
     return claims

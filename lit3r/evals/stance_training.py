@@ -1,7 +1,9 @@
 """Train the offline stance verdict's two logistic models and cross-validate them by paper.
 
-    python -m lit3r.evals.stance_training --scifact ../shared/data/scholarqabench/scifact_test.jsonl \\
-        --pubmedqa ../shared/data/pubmedqa/ori_pqal.json.gz --pubmedqa-test ../shared/data/pubmedqa/test_ground_truth.json \\
+    python -m lit3r.evals.stance_training \\
+        --scifact ../shared/data/scholarqabench/scifact_test.jsonl \\
+        --pubmedqa ../shared/data/pubmedqa/ori_pqal.json.gz \\
+        --pubmedqa-test ../shared/data/pubmedqa/test_ground_truth.json \\
         --out lit3r/grounding/stance_model.json
 
 (also ``lit3r eval train-stance``). Examples, from :mod:`lit3r.evals.stance_data`:
@@ -98,7 +100,9 @@ class Examples:
         self.y = np.array([c.supports for c in self.claims], dtype=int)
         self.weight = np.where(self.is_scifact, 1.0, PUBMED_WEIGHT)
         pos = [(c, r) for c, (r, _s) in zip(self.claims, rows, strict=True)]
-        neg = [(c, inputs(c.claim, pid, text)[0]) for part in (scifact, pubmed) for c, pid, text in hard_negatives(part)]
+        neg = [
+            (c, inputs(c.claim, pid, text)[0]) for part in (scifact, pubmed) for c, pid, text in hard_negatives(part)
+        ]
         self.rel_claims = [c for c, _r in pos + neg]
         self.rel_x = np.array([r for _c, r in pos + neg])
         self.rel_y = np.array([1] * len(pos) + [0] * len(neg))
@@ -117,8 +121,15 @@ class Examples:
 
 def cross_validate(examples: Examples, folds: int = 5) -> dict:
     """Held-out SciFact stance accuracy and relevance recall/precision, folds by paper."""
-    fold_of = np.array([paper_fold(c.paper_id, folds) if s else -1 for c, s in zip(examples.claims, examples.is_scifact, strict=True)])
-    rel_fold = np.array([paper_fold(c.paper_id, folds) if s else -1 for c, s in zip(examples.rel_claims, examples.rel_scifact, strict=True)])
+    fold_of = np.array(
+        [paper_fold(c.paper_id, folds) if s else -1 for c, s in zip(examples.claims, examples.is_scifact, strict=True)]
+    )
+    rel_fold = np.array(
+        [
+            paper_fold(c.paper_id, folds) if s else -1
+            for c, s in zip(examples.rel_claims, examples.rel_scifact, strict=True)
+        ]
+    )
     support = np.zeros(len(examples.y))
     addressed = np.zeros(len(examples.rel_y))
     threshold = np.zeros(len(examples.rel_y))

@@ -49,8 +49,8 @@ UP = frozenset(
     improve improves improved improvement better gain gains upregulate upregulates upregulated upregulation
     positive positively accelerate accelerates accelerated strengthen strengthens strengthened larger longer
     augment augments augmented boost boosts boosted rise rises rose amplify amplifies amplified facilitate
-    facilitates facilitated grow grows grew double doubles doubled exacerbate exacerbates exacerbated worsen worsens worsened beneficial benefit
-    benefits protective superior""".split()
+    facilitates facilitated grow grows grew double doubles doubled exacerbate exacerbates exacerbated worsen
+    worsens worsened beneficial benefit benefits protective superior""".split()
 )
 DOWN = frozenset(
     """decrease decreases decreased decreasing lower low less fewer reduce reduces reduced reducing reduction
@@ -59,7 +59,8 @@ DOWN = frozenset(
     prevented block blocks blocked downregulate downregulates downregulated downregulation worse poorer poor
     negative negatively delay delays delayed slow slows slowed weaken weakens weakened smaller shorter decline
     declines declined loss lose loses lost counteract counteracts counteracted abolish abolishes abolished
-    limit limits limited fall falls fell drop drops dropped halve halves halved shrink shrinks repress represses repressed deplete depletes depleted harmful harm inferior""".split()
+    limit limits limited fall falls fell drop drops dropped halve halves halved shrink shrinks repress represses
+    repressed deplete depletes depleted harmful harm inferior""".split()
 )
 
 FEATURES = (
@@ -99,7 +100,9 @@ def words(text: str) -> list[str]:
 
 def numbers(text: str) -> set[str]:
     """The numbers written in ``text``, thousands separators dropped ('1,000' -> '1000')."""
-    return {n.replace(",", "").rstrip("0").rstrip(".") if "." in n else n.replace(",", "") for n in _NUMBER.findall(text)}
+    return {
+        n.replace(",", "").rstrip("0").rstrip(".") if "." in n else n.replace(",", "") for n in _NUMBER.findall(text)
+    }
 
 
 def numbers_in_context(tokens: Sequence[str]) -> dict[str, set[str]]:
@@ -167,7 +170,9 @@ def _weighted(claim: Text, present: frozenset[str]) -> float:
     return sum(_weight(s) for s in claim.stems if s in present) / total if total else 0.0
 
 
-def pair_features(claim: Text, sentence: Text, paper_stems: frozenset[str], paper_numbers: frozenset[str]) -> list[float]:
+def pair_features(
+    claim: Text, sentence: Text, paper_stems: frozenset[str], paper_numbers: frozenset[str]
+) -> list[float]:
     """The :data:`FEATURES` of one claim against one sentence of a paper (whose stems and numbers are given)."""
     stems = claim.stems
     coverage = len(stems & sentence.stems) / len(stems) if stems else 0.0

@@ -95,7 +95,9 @@ class LLMStance:
             return self._fallback(claim, passages, f"llm said {verdict} but quoted only {'/'.join(sorted(roles))}")
         if verdict == "mixed" and len(roles) < 2:
             verdict = roles.pop()  # type: ignore[assignment]
-        support = reply.confidence if verdict == "supports" else 1 - reply.confidence if verdict == "contradicts" else 0.5
+        support = (
+            reply.confidence if verdict == "supports" else 1 - reply.confidence if verdict == "contradicts" else 0.5
+        )
         return PaperVerdict(verdict, reply.confidence, quotes, 1.0, support, f"llm {reply.verdict}", "llm")
 
     def _fallback(self, claim: str, passages: Sequence[Passage], why: str) -> PaperVerdict:

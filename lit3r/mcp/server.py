@@ -4,7 +4,8 @@
 
 * tools: ``ask`` (a cited answer; progress notifications while it runs), ``search`` and ``fetch`` (chunks with
   locators; also the search/fetch pair some hosts require), ``get_chunk``, ``list_papers``, ``get_paper``,
-  ``corpus_status``, ``get_trace``, ``check_claim`` (per-paper verdicts on a claim with verified quotes); each with typed, described inputs and a structured output;
+  ``corpus_status``, ``get_trace``, ``check_claim`` (per-paper verdicts on a claim with verified quotes); each
+  with typed, described inputs and a structured output;
 * resources: ``lit3r://papers`` (the paper list), ``lit3r://papers/{paper_id}`` (a paper as Markdown) and
   ``lit3r://chunks/{chunk_id}`` (a chunk with its locator).
 

@@ -40,7 +40,9 @@ def test_a_restated_finding_supports_the_claim_with_its_sentence_quoted(judge) -
 
 
 def test_a_negated_claim_is_contradicted(judge) -> None:
-    verdict = judge.judge("Evidence verification does not reduce the share of answers with unsupported claims.", [RESULTS])
+    verdict = judge.judge(
+        "Evidence verification does not reduce the share of answers with unsupported claims.", [RESULTS]
+    )
     assert verdict.verdict == "contradicts"
     assert verdict.quotes and verdict.quotes[0].role == "contradicts" and verdict.quotes[0].quote in RESULTS.text
 
@@ -107,17 +109,23 @@ def test_the_llm_verdict_keeps_quotes_that_stand_and_falls_back_when_none_do(ser
          "18% to 6% on the test set.", "role": "contradicts"},
         {"passage": 1, "quote": "Verification made everything perfect.", "role": "contradicts"},
     ]}  # fmt: skip
-    invented = {"verdict": "supports", "confidence": 0.8, "quotes": [{"passage": 1, "quote": "Made up.", "role": "supports"}]}
+    invented = {
+        "verdict": "supports",
+        "confidence": 0.8,
+        "quotes": [{"passage": 1, "quote": "Made up.", "role": "supports"}],
+    }
     server.add(reply(json.dumps(good)), reply(json.dumps(invented)))
     llm, recorder = http_llm(server)
     stance = LLMStance(llm)
     claim = "Evidence verification raises the share of answers with unsupported claims."
     verdict = stance.judge(claim, [RESULTS])
     assert verdict.verdict == "contradicts" and verdict.by == "llm" and verdict.confidence == 0.9
-    assert [q.quote for q in verdict.quotes] == [RESULTS.text[RESULTS.text.index("Evidence"):RESULTS.text.index(" Training")]]
+    assert [q.quote for q in verdict.quotes] == [
+        RESULTS.text[RESULTS.text.index("Evidence") : RESULTS.text.index(" Training")]
+    ]
     prompt = server.requests[0]["body"]["messages"][-1]["content"]
     assert server.requests[0]["body"]["response_format"]["type"] == "json_schema"  # structured output
-    assert "<claim>" in prompt and "passage=\"1\"" in prompt and "18% to 6%" in prompt
+    assert "<claim>" in prompt and 'passage="1"' in prompt and "18% to 6%" in prompt
     fallback = stance.judge(CLAIM, [RESULTS])
     assert fallback.by == "offline" and "no quote standing" in fallback.reason and fallback.verdict == "supports"
     assert [r["name"] for r in recorder.events] == ["check.stance", "check.stance"]

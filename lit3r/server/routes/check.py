@@ -31,4 +31,6 @@ class CheckRequest(Strict):
 async def check(body: CheckRequest, runtime: Annotated[Runtime, Depends(runtime_of)]) -> dict:
     """Which papers support the claim, which contradict it, with the sentences that say so."""
     ticket = runtime.admit()
-    return await run(runtime, ticket, lambda: check_claim(ticket.session, body.claim, paper_ids=body.papers).model_dump(mode="json"))
+    return await run(
+        runtime, ticket, lambda: check_claim(ticket.session, body.claim, paper_ids=body.papers).model_dump(mode="json")
+    )
