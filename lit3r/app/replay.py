@@ -178,6 +178,10 @@ def replay_trace(settings: Settings, trace: Mapping[str, Any] | str, **session: 
         **session: Passed to :class:`Session` (e.g. an opened ``index``).
     """
     original = load_trace(trace)
+    if original.get("kind") == "check":  # a claim check: run the check again (lit3r.app.check)
+        from lit3r.app.check import replay_check
+
+        return replay_check(settings, original, **session)
     start, calls = _start(original), _recorded_calls(original)
     question = str(start.get("question") or original.get("question") or "")
     notes = []

@@ -5,6 +5,7 @@ exactly one JSON document on stdout and its progress and warnings on stderr.
 """
 
 from lit3r.cli import chat as _chat  # noqa: F401  (registers the chat command)
+from lit3r.cli import check as _check  # noqa: F401  (registers the check command)
 from lit3r.cli import corpus as _corpus  # noqa: F401  (registers the corpus commands)
 from lit3r.cli import mcp as _mcp  # noqa: F401  (registers lit3r mcp and lit3r mcp config)
 from lit3r.cli import serve as _serve  # noqa: F401  (registers the serve command)

@@ -451,3 +451,71 @@ def train_fusion(
             row = validation[setting]
             cells = ", ".join(f"@{k} {row[f'learned@{k}']:.3f} vs {row[f'blend@{k}']:.3f}" for k in (1, 5, 10))
             out.print(f"{setting} (question lists, {folds}-fold by paper) learned vs blend: {cells}")
+
+
+@eval_app.command("scifact")
+def scifact(
+    data: Annotated[Path, typer.Argument(help="ScholarQABench SciFact file (scifact_test.jsonl).")],
+    setting: Annotated[
+        str, typer.Option(help="'gold' (claim vs its abstract), 'open' (all abstracts), or 'both'.")
+    ] = "both",
+    every: Annotated[int, typer.Option(help="Open setting: check every N-th claim (1: all).")] = 1,
+    report_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON to this file.")] = None,
+) -> None:
+    """The claim check on SciFact: accuracy against the gold abstract (cross-validated by paper), and the open
+    setting over all abstracts (gold abstract among the papers with a verdict); published figures beside."""
+    from lit3r.evals import scifact as evaluation
+
+    if setting not in ("gold", "open", "both"):
+        fail(f"unknown --setting {setting!r}: use gold, open or both")
+    if every < 1:
+        fail("--every must be at least 1")
+    if not data.is_file():
+        fail(f"{data}: no such file")
+    try:
+        claims = evaluation.load(data)
+    except ValueError as exc:
+        fail(str(exc))
+    report: dict[str, Any] = {"data": str(data), "papers": len({c.paper_id for c in claims})}
+    if setting in ("gold", "both"):
+        report["gold"] = evaluation.gold_setting(claims)
+    if setting in ("open", "both"):
+        home = eval_settings(state.settings, data).home
+        records = evaluation.corpus_records(claims, home / "scifact-abstracts.jsonl")
+        index, settings = _eval_index(records)
+        chosen = claims[::every]
+        with _session(settings, index) as session, Progress(console=err, transient=True) as bar:
+            task = bar.add_task("claims", total=len(chosen))
+            report["open"] = evaluation.open_setting(session, chosen, lambda: bar.advance(task))
+        report["open"]["every"] = every
+    report["published"] = {"figures": evaluation.PUBLISHED, "source": evaluation.PUBLISHED_SOURCE}
+    if report_path:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    for line in evaluation.report_lines(report):
+        out.print(line, highlight=False, markup=False)
+
+
+@eval_app.command("train-stance")
+def train_stance(
+    scifact_data: Annotated[Path, typer.Option("--scifact", help="SciFact claims (scifact_test.jsonl).")],
+    model_path: Annotated[Path, typer.Option("--out", help="Where to write the stance model (JSON).")],
+    pubmedqa: Annotated[Path | None, typer.Option(help="PubMedQA PQA-L ori_pqal.json(.gz).")] = None,
+    pubmedqa_test: Annotated[Path | None, typer.Option(help="PubMedQA test ids (test_ground_truth.json).")] = None,
+    folds: Annotated[int, typer.Option(help="Cross-validation folds by paper (0: none).")] = 5,
+) -> None:
+    """Train the offline claim-check verdict (lit3r/grounding/stance_model.json), cross-validated by paper."""
+    from lit3r.evals import stance_training as training
+
+    for path in (scifact_data, pubmedqa, pubmedqa_test):
+        if path is not None and not path.is_file():
+            fail(f"{path}: no such file")
+    if folds == 1 or folds < 0:
+        fail("--folds must be 0 (no cross-validation) or at least 2")
+    try:
+        model, validation = training.train(scifact_data, pubmedqa, pubmedqa_test, folds)
+    except ValueError as exc:
+        fail(str(exc))
+    training.save(model, model_path)
+    shown = {k: v for k, v in validation.items() if k != "held_out_support"}
+    out.print(json.dumps({"model": str(model_path), "cross_validation": shown}, indent=1), highlight=False)

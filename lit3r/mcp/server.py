@@ -4,7 +4,8 @@
 
 * tools: ``ask`` (a cited answer; progress notifications while it runs), ``search`` and ``fetch`` (chunks with
   locators; also the search/fetch pair some hosts require), ``get_chunk``, ``list_papers``, ``get_paper``,
-  ``corpus_status``, ``get_trace``; each with typed, described inputs and a structured output;
+  ``corpus_status``, ``get_trace``, ``check_claim`` (per-paper verdicts on a claim with verified quotes); each
+  with typed, described inputs and a structured output;
 * resources: ``lit3r://papers`` (the paper list), ``lit3r://papers/{paper_id}`` (a paper as Markdown) and
   ``lit3r://chunks/{chunk_id}`` (a chunk with its locator).
 
@@ -31,6 +32,7 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from lit3r.app.check import CheckResult
 from lit3r.app.documents import step_line
 from lit3r.app.errors import NotFound, classify
 from lit3r.app.session import Session
@@ -264,6 +266,28 @@ def build_server(
         """The trace of an answered question: outcome, stop reason and a timeline of every step (searches,
         rankings, verdicts, model calls with tokens and time)."""
         return lookup(corpus.get_trace, trace_id, events)
+
+    @tool
+    async def check_claim(
+        claim: Annotated[str, Field(min_length=1, max_length=4000, description="The claim, e.g. a draft sentence.")],
+        papers: PaperIds = None,
+    ) -> CheckResult:
+        """Check a claim against the papers: for each retrieved paper a verdict (supports, contradicts, mixed,
+        not_addressed) with a confidence and the deciding sentences as verbatim quotes (chunk id, locator, role);
+        a summary of how many papers go each way, or that the library does not address the claim; a trace."""
+        from lit3r.app.check import check_claim as run_check
+
+        def run() -> CheckResult | Exception:
+            try:
+                with admit() as held:
+                    return run_check(held, claim, paper_ids=papers)
+            except Exception as exc:  # mapped below, in the event loop, as every tool's errors are
+                return exc
+
+        outcome = await anyio.to_thread.run_sync(run)
+        if isinstance(outcome, Exception):
+            _raise_for_tool(outcome)
+        return outcome
 
     @server.resource("lit3r://papers", name="papers", mime_type="application/json")
     def papers_resource() -> str:

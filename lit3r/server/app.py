@@ -24,7 +24,7 @@ from lit3r.server.errors import install_error_handlers
 from lit3r.server.limits import BodyLimit
 from lit3r.server.mcp_mount import PATH as MCP_PATH
 from lit3r.server.mcp_mount import mcp_app
-from lit3r.server.routes import answers, corpus, ingest, openai, runtime_of, traces
+from lit3r.server.routes import answers, check, corpus, ingest, openai, runtime_of, traces
 from lit3r.server.runtime import Runtime
 from lit3r.server.schemas import ERROR_RESPONSES
 from lit3r.server.site_guard import SiteGuard
@@ -83,7 +83,7 @@ def create_app(
     )
     app.state.runtime = runtime
     install_error_handlers(app)
-    for module in (answers, corpus, traces, openai):
+    for module in (answers, corpus, traces, openai, check):
         app.include_router(module.router, prefix=API, responses=ERROR_RESPONSES)
     limits = {"max_files": server.max_upload_files, "max_fields": 10}
     app.include_router(ingest.router, prefix=API, responses=ERROR_RESPONSES, form_limits=limits)

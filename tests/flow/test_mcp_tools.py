@@ -21,7 +21,7 @@ from lit3r.mcp.schemas import chunk_uri
 from fakes.corpus import QUESTION
 from fakes.index import MemoryIndex
 
-TOOLS = {"ask", "search", "fetch", "get_chunk", "list_papers", "get_paper", "corpus_status", "get_trace"}
+TOOLS = {"ask", "search", "fetch", "get_chunk", "list_papers", "get_paper", "corpus_status", "get_trace", "check_claim"}
 
 
 @pytest.fixture

@@ -281,3 +281,47 @@ def test_the_paper_count_is_not_shown_while_the_server_is_down(browser, server) 
     tab.clock.fast_forward(20_000)
     tab.wait_for_selector("#status:has-text('papers')")
     tab.close()
+
+
+def check(page, claim: str) -> object:
+    """Check a claim in the Check tab; return the table once its rows are there."""
+    page.click("#tab-check")
+    page.fill("#claim", claim)
+    page.click("#check-button")
+    table = page.locator("#check-table")
+    table.locator("tbody tr").first.wait_for()
+    return table
+
+
+def test_check_mode_shows_verdicts_and_opens_a_quote_on_its_pdf_page(page, server) -> None:
+    claim = "The median surface velocity of the Aletsch glacier tongue was 250 metres per year."
+    table = check(page, claim)
+    api = httpx.post(f"{server.base_url}/v1/check", json={"claim": claim}, timeout=120).json()
+    rows = table.locator("tbody tr")
+    assert rows.count() == len(api["papers"])
+    assert [rows.nth(i).get_attribute("data-verdict") for i in range(rows.count())] == [
+        p["verdict"] for p in api["papers"]
+    ]
+    row = table.locator("tbody tr[data-paper='glacier-radar']")
+    assert row.get_attribute("data-verdict") == "contradicts"
+    assert page.locator("#check-summary").inner_text() == api["summary"]["message"]
+    quote = next(p for p in api["papers"] if p["paper_id"] == "glacier-radar")["quotes"][0]
+    button = row.locator(".check-quote").first
+    assert fold_space(button.locator("q").inner_text()) == fold_space(quote["quote"])
+    page.screenshot(path=str(SHOTS / "7-check.png"), full_page=True)
+    button.click()
+    figure = page.locator("#view-check #evidence .page")
+    figure.wait_for()
+    page.wait_for_function("() => document.querySelector('#evidence .page img').naturalWidth > 0")
+    assert figure.get_attribute("data-found") in ("exact", "partial")
+    assert figure.locator(".hl").count() >= 1
+    page.screenshot(path=str(SHOTS / "8-check-page.png"))
+    page.keyboard.press("Escape")
+    page.click("#tab-chat")
+    assert page.locator("#view-chat #evidence").count() == 1, "the passage panel goes back to the chat"
+
+
+def test_check_mode_says_when_the_library_does_not_address_a_claim(page) -> None:
+    check(page, "Penguins migrate north to breed on coastal cliffs.")
+    assert "does not address" in page.locator("#check-summary").inner_text()
+    assert page.locator("#check-table .check-quote").count() == 0

@@ -1,6 +1,7 @@
 // Start-up: tabs (arrow keys move between them), the server status, the API key dialog, then each view.
 import { api, getKey, setKey } from "./api.js";
 import { initChat, loadThreads, showExamples } from "./chat.js";
+import { initCheck, placeEvidence } from "./check.js";
 import { initCorpus, renderPapers } from "./corpus.js";
 import { notify, papers, reportError } from "./state.js";
 import { loadTraces, showTrace } from "./trace.js";
@@ -15,6 +16,7 @@ export function select(tab) {
     t.tabIndex = on ? 0 : -1;
     document.getElementById(t.getAttribute("aria-controls")).hidden = !on;
   }
+  placeEvidence(tab.id === "tab-check" ? "view-check" : "view-chat");
   if (tab.id === "tab-trace") loadTraces().catch((err) => reportError(err, "list traces"));
   if (tab.id === "tab-corpus") renderPapers().catch((err) => reportError(err, "list papers"));
 }
@@ -86,6 +88,7 @@ async function start() {
 
 setInterval(() => refreshStatus().catch(() => {}), STATUS_EVERY_MS);
 
+initCheck();
 initChat({
   openTrace: (id) => {
     select(document.getElementById("tab-trace"));

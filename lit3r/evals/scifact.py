@@ -1,0 +1,133 @@
+"""``lit3r eval scifact``: the claim check on SciFact (ScholarQABench's 208 claims, 182 abstracts).
+
+Two settings:
+
+* gold: each claim against its gold abstract. The offline verdict is judged by models trained without that
+  abstract (folds by paper, :func:`lit3r.evals.stance_training.paper_fold`): a claim counts as predicted true when
+  the verdict is "supports" (or, for "mixed" / "not addressed", when P(supports) >= 0.5). Reported: accuracy, the
+  verdicts, and the share of claims whose deciding sentence was quoted (from the gold abstract, the only passage).
+  The packaged model's in-sample accuracy is printed beside, marked so.
+* open: all 182 abstracts are the corpus; each claim is checked with :func:`lit3r.app.check.check_claim`
+  (retrieval, then a verdict per paper). Reported: the share of claims whose gold abstract is among the papers
+  with a verdict, the share whose first paper is the gold one, and the accuracy of the gold paper's verdict.
+
+Published figures on this set (accuracy, from the task that asked for this evaluation): majority class 65.9,
+OpenScholar-8B 76.4.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from lit3r.evals.stance_data import LabelledClaim, load_scifact
+from lit3r.evals.stance_training import Examples, paper_fold
+from lit3r.grounding.stance import OfflineStance, PaperVerdict, Passage
+
+PUBLISHED = {"majority class": 65.9, "OpenScholar-8B": 76.4}
+PUBLISHED_SOURCE = "ScholarQABench SciFact accuracy as quoted in lit3r's claim-check task"
+
+
+def predicted_true(verdict: PaperVerdict | str, support: float = 0.5) -> bool:
+    """A verdict as SciFact's true/false."""
+    label = verdict if isinstance(verdict, str) else verdict.verdict
+    if label in ("supports", "contradicts"):
+        return label == "supports"
+    return (verdict.support if isinstance(verdict, PaperVerdict) else support) >= 0.5
+
+
+def gold_setting(claims: Sequence[LabelledClaim], folds: int = 5) -> dict:
+    """Held-out accuracy of the offline verdict against each claim's gold abstract (see the module docstring)."""
+    examples = Examples(claims, [])
+    fold_of = np.array([paper_fold(c.paper_id, folds) for c in claims])
+    rel_fold = np.array([paper_fold(c.paper_id, folds) for c in examples.rel_claims])
+    verdicts: list[PaperVerdict | None] = [None] * len(claims)
+    for k in range(folds):
+        judge = OfflineStance(examples.fit(fold_of != k, rel_fold != k))
+        for i in np.flatnonzero(fold_of == k):
+            verdicts[i] = judge.judge(claims[i].claim, [Passage(claims[i].paper_id, claims[i].text)])
+    shipped = OfflineStance()
+    in_sample = [shipped.judge(c.claim, [Passage(c.paper_id, c.text)]) for c in claims]
+    right = [predicted_true(v) == c.supports for v, c in zip(verdicts, claims, strict=True)]
+    return {
+        "claims": len(claims),
+        "folds": folds,
+        "accuracy": round(float(np.mean(right)), 4),
+        "verdicts": dict(Counter(v.verdict for v in verdicts)),
+        "deciding_sentence_in_gold": round(float(np.mean([bool(v.quotes) for v in verdicts])), 4),
+        "majority_accuracy": round(
+            max(np.mean([c.supports for c in claims]), 1 - np.mean([c.supports for c in claims])), 4
+        ),
+        "packaged_model_in_sample_accuracy": round(
+            float(np.mean([predicted_true(v) == c.supports for v, c in zip(in_sample, claims, strict=True)])), 4
+        ),
+    }
+
+
+def corpus_records(claims: Sequence[LabelledClaim], path: Path) -> Path:
+    """The distinct gold abstracts as a JSON-lines file of paper records (what ``lit3r ingest`` reads)."""
+    papers = {c.paper_id: c for c in claims}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for pid, c in sorted(papers.items()):
+            out.write(json.dumps({"id": pid, "title": c.title, "abstract": c.text}, ensure_ascii=False) + "\n")
+    return path
+
+
+def open_setting(session, claims: Sequence[LabelledClaim], progress: Callable[[], None] | None = None) -> dict:
+    """Each claim checked over the whole corpus of abstracts (``session`` is opened over it)."""
+    from lit3r.app.check import check_claim
+
+    found, first, right, rows = [], [], [], []
+    for claim in claims:
+        result = check_claim(session, claim.claim)
+        with_verdict = [p for p in result.papers if p.verdict != "not_addressed"]
+        gold = next((p for p in with_verdict if p.paper_id == claim.paper_id), None)
+        found.append(gold is not None)
+        first.append(bool(with_verdict) and with_verdict[0].paper_id == claim.paper_id)
+        if gold is not None:
+            right.append((gold.verdict == "supports") == claim.supports)
+        rows.append({"claim": claim.claim, "gold": claim.paper_id, "papers_with_verdict": len(with_verdict),
+                     "gold_verdict": gold.verdict if gold else None, "trace": result.trace_path})  # fmt: skip
+        if progress:
+            progress()
+    return {
+        "claims": len(claims),
+        "gold_among_papers_with_verdict": round(float(np.mean(found)), 4),
+        "gold_first": round(float(np.mean(first)), 4),
+        "accuracy_of_gold_verdict_when_found": round(float(np.mean(right)), 4) if right else None,
+        "accuracy_open": round(float(np.sum(right) / len(claims)), 4),
+        "mean_papers_with_verdict": round(float(np.mean([r["papers_with_verdict"] for r in rows])), 2),
+        "rows": rows,
+    }
+
+
+def report_lines(report: dict) -> list[str]:
+    """The report as text, the published figures beside."""
+    lines = []
+    if gold := report.get("gold"):
+        lines.append(
+            f"gold abstract ({gold['claims']} claims, offline, {gold['folds']}-fold by paper): accuracy "
+            f"{gold['accuracy']:.3f}; verdicts {gold['verdicts']}; deciding sentence quoted from the gold abstract "
+            f"{gold['deciding_sentence_in_gold']:.3f}; packaged model in-sample "
+            f"{gold['packaged_model_in_sample_accuracy']:.3f}"
+        )
+    if opened := report.get("open"):
+        lines.append(
+            f"open ({opened['claims']} claims over the {report.get('papers', '?')} abstracts): gold among papers "
+            "with a "
+            f"verdict {opened['gold_among_papers_with_verdict']:.3f}, gold first {opened['gold_first']:.3f}, "
+            f"accuracy of the gold verdict {opened['accuracy_of_gold_verdict_when_found']}, papers with a verdict "
+            f"per claim {opened['mean_papers_with_verdict']}"
+        )
+    published = ", ".join(f"{k} {v}" for k, v in PUBLISHED.items())
+    lines.append(f"published accuracy on this set: {published} ({PUBLISHED_SOURCE})")
+    return lines
+
+
+def load(path: Path) -> list[LabelledClaim]:
+    return load_scifact(path)

@@ -1,0 +1,207 @@
+"""What the offline stance verdict sees in a (claim, sentence) pair: overlap, negation, direction, hedges, numbers.
+
+Every feature is computed from the words alone (no model, no download), so the verdict runs anywhere:
+
+* relevance: how much of the claim's content (stems, weighted towards rare-looking words) and of its word pairs
+  the sentence holds, and how much of it the whole paper holds;
+* negation: a claim and a sentence disagreeing on "not / no / never / fails to / does not ...";
+* direction: the claim says "increases / higher / promotes" where the sentence says "decreases / lower /
+  inhibits" (or the reverse), the claim's own direction word missing from the sentence;
+* hedging: "may / might / suggest / possibly" in the claim or the sentence;
+* numbers: a number of the claim that the paper never states, or a sentence stating numbers but not all of the
+  claim's, or another number after the same word ('to 6%' against the claim's 'to 2%');
+* overstatement: "all / only / exclusively / always" in the claim and not in the sentence.
+
+The learned weights that turn these into a verdict live in :mod:`lit3r.grounding.stance`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d[\d,]*(?:\.\d+)?%?")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+
+STOP = frozenset(
+    """a an the of in on at to for from by with and or as is are was were be been being this that these those it its
+    their there which who whom whose than then also into over under between among about after before during such
+    can has have had do does did we our they them he she his her i you your not no nor very more most less least
+    both each other some any all only one two three may might could would should will shall must""".split()
+)
+
+NEGATION = frozenset(
+    """not no never neither nor none without cannot unable fail fails failed failure lack lacks lacking absent
+    absence nothing unaffected unchanged insufficient doesn't don't didn't isn't aren't wasn't weren't cannot
+    won't""".split()
+)
+HEDGES = frozenset(
+    """may might could possibly possible perhaps suggest suggests suggested suggesting likely unlikely potential
+    potentially appear appears appeared seem seems seemed hypothesize hypothesized presumably""".split()
+)
+ABSOLUTE = frozenset("all only exclusively always never completely entirely solely every none sole".split())
+
+UP = frozenset(
+    """increase increases increased increasing increment higher high more greater elevate elevates elevated
+    elevation enhance enhances enhanced enhancing promote promotes promoted promoting raise raises raised raising
+    stimulate stimulates stimulated activate activates activated activation induce induces induced induction
+    improve improves improved improvement better gain gains upregulate upregulates upregulated upregulation
+    positive positively accelerate accelerates accelerated strengthen strengthens strengthened larger longer
+    augment augments augmented boost boosts boosted rise rises rose amplify amplifies amplified facilitate
+    facilitates facilitated grow grows grew double doubles doubled exacerbate exacerbates exacerbated worsen
+    worsens worsened beneficial benefit benefits protective superior""".split()
+)
+DOWN = frozenset(
+    """decrease decreases decreased decreasing lower low less fewer reduce reduces reduced reducing reduction
+    diminish diminishes diminished inhibit inhibits inhibited inhibiting inhibition suppress suppresses
+    suppressed suppression impair impairs impaired impairment attenuate attenuates attenuated prevent prevents
+    prevented block blocks blocked downregulate downregulates downregulated downregulation worse poorer poor
+    negative negatively delay delays delayed slow slows slowed weaken weakens weakened smaller shorter decline
+    declines declined loss lose loses lost counteract counteracts counteracted abolish abolishes abolished
+    limit limits limited fall falls fell drop drops dropped halve halves halved shrink shrinks repress represses
+    repressed deplete depletes depleted harmful harm inferior""".split()
+)
+
+FEATURES = (
+    "coverage",
+    "rare_coverage",
+    "pair_coverage",
+    "paper_coverage",
+    "paper_missing",
+    "negation_mismatch",
+    "claim_negated",
+    "sentence_negated",
+    "direction_conflict",
+    "direction_agree",
+    "claim_direction_missing",
+    "claim_hedged",
+    "sentence_hedged",
+    "number_unstated",
+    "number_other",
+    "overstatement",
+)
+"""The names of the pair features, in the order :func:`pair_features` returns them."""
+
+
+def _stem(word: str) -> str:
+    """A light suffix stripper: enough for 'increases' / 'increased' / 'increasing' to meet."""
+    word = word.lower().strip("'-")
+    for suffix in ("ations", "ation", "ingly", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """The words and numbers of ``text``, lower case."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers written in ``text``, thousands separators dropped ('1,000' -> '1000')."""
+    return {
+        n.replace(",", "").rstrip("0").rstrip(".") if "." in n else n.replace(",", "") for n in _NUMBER.findall(text)
+    }
+
+
+def numbers_in_context(tokens: Sequence[str]) -> dict[str, set[str]]:
+    """Each word that comes right before a number, with the numbers it comes before ('to 6%' -> {'to': {'6'}})."""
+    found: dict[str, set[str]] = {}
+    for before, token in zip(tokens, tokens[1:], strict=False):
+        if token[0].isdigit() and not before[0].isdigit():
+            found.setdefault(before, set()).update(numbers(token))
+    return found
+
+
+def renumbered(claim: Text, sentence: Text) -> bool:
+    """The sentence puts another number where the claim puts its own ('falls to 2%' against 'falls to 6%')."""
+    mine, theirs = numbers_in_context(claim.tokens), numbers_in_context(sentence.tokens)
+    return any(word in theirs and not (nums & theirs[word]) for word, nums in mine.items())
+
+
+def _negated(tokens: Sequence[str]) -> bool:
+    return any(t in NEGATION or t.endswith("n't") for t in tokens)
+
+
+def _direction(tokens: Sequence[str]) -> int:
+    """+1 when the words say 'more', -1 when they say 'less', 0 when neither or both equally."""
+    up = sum(t in UP for t in tokens)
+    down = sum(t in DOWN for t in tokens)
+    return (up > down) - (down > up)
+
+
+def _weight(word: str) -> float:
+    """How much a content word counts: longer, digit-bearing or hyphenated words name the claim's subject."""
+    return 1.0 + (len(word) >= 8) + any(c.isdigit() for c in word) + ("-" in word)
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text prepared once: its words, content stems, stem pairs, numbers and cues."""
+
+    raw: str
+    tokens: tuple[str, ...]
+    stems: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+    numbers: frozenset[str]
+    negated: bool
+    hedged: bool
+    direction: int
+
+    @classmethod
+    def of(cls, text: str) -> Text:
+        tokens = tuple(words(text))
+        content = [_stem(t) for t in tokens if t not in STOP and len(t) > 1]
+        return cls(
+            raw=text,
+            tokens=tokens,
+            stems=frozenset(content),
+            pairs=frozenset(zip(content, content[1:], strict=False)),
+            numbers=frozenset(numbers(text)),
+            negated=_negated(tokens),
+            hedged=any(t in HEDGES for t in tokens),
+            direction=_direction(tokens),
+        )
+
+
+def _weighted(claim: Text, present: frozenset[str]) -> float:
+    total = sum(_weight(s) for s in claim.stems)
+    return sum(_weight(s) for s in claim.stems if s in present) / total if total else 0.0
+
+
+def pair_features(
+    claim: Text, sentence: Text, paper_stems: frozenset[str], paper_numbers: frozenset[str]
+) -> list[float]:
+    """The :data:`FEATURES` of one claim against one sentence of a paper (whose stems and numbers are given)."""
+    stems = claim.stems
+    coverage = len(stems & sentence.stems) / len(stems) if stems else 0.0
+    pairs = len(claim.pairs & sentence.pairs) / len(claim.pairs) if claim.pairs else coverage
+    claim_dir_words = {t for t in claim.tokens if t in UP or t in DOWN}
+    sentence_tokens = set(sentence.tokens)
+    direction_missing = bool(claim_dir_words) and not (claim_dir_words & sentence_tokens)
+    conflict = claim.direction * sentence.direction < 0
+    agree = claim.direction * sentence.direction > 0
+    unstated = bool(claim.numbers - paper_numbers)
+    other = (bool(claim.numbers) and bool(sentence.numbers) and not claim.numbers <= sentence.numbers) or renumbered(
+        claim, sentence
+    )
+    absolute = {t for t in claim.tokens if t in ABSOLUTE}
+    return [
+        coverage,
+        _weighted(claim, sentence.stems),
+        pairs,
+        _weighted(claim, paper_stems),
+        len(stems - paper_stems) / len(stems) if stems else 1.0,
+        float(claim.negated != sentence.negated),
+        float(claim.negated),
+        float(sentence.negated),
+        float(conflict),
+        float(agree),
+        float(direction_missing),
+        float(claim.hedged),
+        float(sentence.hedged),
+        float(unstated),
+        float(other),
+        float(bool(absolute) and not (absolute & sentence_tokens)),
+    ]

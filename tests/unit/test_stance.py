@@ -1,0 +1,131 @@
+"""The claim verdict: supported, negated, hedged, renumbered and unaddressed claims, the LLM verdict's quote checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from lit3r.grounding.stance import OfflineStance, Passage, load_model, sentence_spans
+from lit3r.grounding.stance_llm import LLMStance, standing_quote
+from lit3r.llm.settings import LLMSettings
+from lit3r.llm.wrapper import LLM, ListRecorder
+
+from fakes.openai_server import OpenAIServer, reply
+
+RESULTS = Passage(
+    "p1::c0002",
+    "We trained the model on the full corpus. Evidence verification reduced the share of answers with unsupported "
+    "claims from 18% to 6% on the test set. Training took two days on one machine.",
+)
+HEDGED = Passage(
+    "p2::c0001",
+    "We ran a small pilot. Evidence verification may reduce the share of answers with unsupported claims, "
+    "but the sample was small.",
+)
+CLAIM = "Evidence verification reduces the share of answers with unsupported claims."
+
+
+@pytest.fixture(scope="module")
+def judge() -> OfflineStance:
+    return OfflineStance()
+
+
+def test_a_restated_finding_supports_the_claim_with_its_sentence_quoted(judge) -> None:
+    verdict = judge.judge(CLAIM, [RESULTS])
+    assert verdict.verdict == "supports" and verdict.confidence > 0.5
+    assert [q.quote for q in verdict.quotes][0].startswith("Evidence verification reduced the share")
+    assert all(q.quote in RESULTS.text and q.role == "supports" for q in verdict.quotes)
+
+
+def test_a_negated_claim_is_contradicted(judge) -> None:
+    verdict = judge.judge(
+        "Evidence verification does not reduce the share of answers with unsupported claims.", [RESULTS]
+    )
+    assert verdict.verdict == "contradicts"
+    assert verdict.quotes and verdict.quotes[0].role == "contradicts" and verdict.quotes[0].quote in RESULTS.text
+
+
+def test_the_opposite_direction_is_contradicted(judge) -> None:
+    verdict = judge.judge("Evidence verification increases the share of answers with unsupported claims.", [RESULTS])
+    assert verdict.verdict == "contradicts"
+
+
+def test_a_number_that_differs_from_the_papers_is_contradicted(judge) -> None:
+    claim = "Evidence verification reduced the share of answers with unsupported claims from 18% to 2%."
+    assert judge.judge(claim, [RESULTS]).verdict == "contradicts"
+    same = "Evidence verification reduced the share of answers with unsupported claims from 18% to 6%."
+    assert judge.judge(same, [RESULTS]).verdict == "supports"
+
+
+def test_hedged_evidence_supports_with_less_confidence(judge) -> None:
+    firm = judge.judge(CLAIM, [RESULTS])
+    hedged = judge.judge(CLAIM, [HEDGED])
+    assert hedged.verdict == "supports" and hedged.confidence < firm.confidence
+    may = judge.judge("Evidence verification may reduce the share of answers with unsupported claims.", [RESULTS])
+    assert may.verdict == "supports"
+
+
+def test_an_unrelated_paper_does_not_address_the_claim(judge) -> None:
+    verdict = judge.judge("Penguins migrate north in winter to breed on sea ice.", [RESULTS])
+    assert verdict.verdict == "not_addressed" and verdict.quotes == []
+
+
+def test_sentences_are_verbatim_spans_and_the_shipped_model_records_its_training() -> None:
+    text = RESULTS.text
+    assert [text[s:e] for s, e in sentence_spans(text)][1].endswith("on the test set.")
+    model = load_model()
+    assert model.trained_on["scifact_claims"] == 208 and model.trained_on["cv_stance_accuracy"] > 0.659
+    with pytest.raises(ValueError, match="not a stance model"):
+        load_model(__file__)
+
+
+def test_a_quote_stands_only_when_its_chunk_holds_it() -> None:
+    assert standing_quote("evidence verification REDUCED the share", RESULTS.text).startswith("Evidence verification")
+    assert standing_quote("Verification doubled accuracy on every benchmark.", RESULTS.text) is None
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
+    for variable in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(variable, "127.0.0.1,localhost")
+    with OpenAIServer() as running:
+        yield running
+
+
+def http_llm(server: OpenAIServer) -> tuple[LLM, ListRecorder]:
+    settings = LLMSettings(
+        provider="openai", base_url=server.base_url, api_key="sk-test", model="fake-model", timeout_s=2.0,
+        max_attempts=1, max_tokens=256,
+    )  # fmt: skip
+    recorder = ListRecorder()
+    return LLM.from_settings(settings, recorder=recorder), recorder
+
+
+def test_the_llm_verdict_keeps_quotes_that_stand_and_falls_back_when_none_do(server) -> None:
+    good = {"verdict": "contradicts", "confidence": 0.9, "quotes": [
+        {"passage": 1, "quote": "Evidence verification reduced the share of answers with unsupported claims from "
+         "18% to 6% on the test set.", "role": "contradicts"},
+        {"passage": 1, "quote": "Verification made everything perfect.", "role": "contradicts"},
+    ]}  # fmt: skip
+    invented = {
+        "verdict": "supports",
+        "confidence": 0.8,
+        "quotes": [{"passage": 1, "quote": "Made up.", "role": "supports"}],
+    }
+    server.add(reply(json.dumps(good)), reply(json.dumps(invented)))
+    llm, recorder = http_llm(server)
+    stance = LLMStance(llm)
+    claim = "Evidence verification raises the share of answers with unsupported claims."
+    verdict = stance.judge(claim, [RESULTS])
+    assert verdict.verdict == "contradicts" and verdict.by == "llm" and verdict.confidence == 0.9
+    assert [q.quote for q in verdict.quotes] == [
+        RESULTS.text[RESULTS.text.index("Evidence") : RESULTS.text.index(" Training")]
+    ]
+    prompt = server.requests[0]["body"]["messages"][-1]["content"]
+    assert server.requests[0]["body"]["response_format"]["type"] == "json_schema"  # structured output
+    assert "<claim>" in prompt and 'passage="1"' in prompt and "18% to 6%" in prompt
+    fallback = stance.judge(CLAIM, [RESULTS])
+    assert fallback.by == "offline" and "no quote standing" in fallback.reason and fallback.verdict == "supports"
+    assert [r["name"] for r in recorder.events] == ["check.stance", "check.stance"]
