@@ -288,7 +288,7 @@ def test_multiple_choice_without_support_abstains(evidence: list[Chunk]) -> None
 )
 def test_insufficient(question: str, evidence: list[Chunk], sufficient: bool) -> None:
     answer = extractive_answer(question, evidence, sufficient=sufficient)
-    assert answer == Answer(question=question, text=ABSTENTION, citations=[], sufficient=False)
+    assert answer == Answer(question=question, text=ABSTENTION, citations=[], sufficient=False, answers_question=False)
 
 
 def test_injected_instruction_is_data() -> None:

@@ -29,6 +29,7 @@ from lit3r.tools.reader.question import AnswerForm, answer_form
 from lit3r.tools.reader.quotes import OPTION_SEPARATOR, Candidate, candidates, render
 from lit3r.tools.reader.scoring import lexical_scores, query_terms, terms
 from lit3r.tools.reader.validate import insufficient_answer
+from lit3r.tools.reader.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
 
 FormChoice = Literal["auto"] | AnswerForm
 """``"auto"`` (the form the question asks for) or one :data:`~lit3r.tools.reader.question.AnswerForm`."""
@@ -115,6 +116,23 @@ def choose_option(
     return None if best is None else (best[1], best[2])
 
 
+def verdict_answer(
+    question: str, named: dict[str, str], pool: list[Candidate], scores: list[float], min_score: float
+) -> Answer | None:
+    """The option naming the evidence's verdict (:mod:`lit3r.tools.reader.verdict`), quoted with the sentence that
+    shows it: "Maybe — <sentence> [1]". ``None`` when no unit matches the question at all (nothing to judge)."""
+    if not any(s > min_score for s in scores):
+        return None
+    reading = read_verdict(question, pool, scores)
+    allowed = [v for v in VERDICTS if v in named.values()]
+    verdict = choose(reading.probabilities, allowed)
+    option = next(o for o, v in named.items() if v == verdict)
+    candidate = supporting(reading, pool, scores, verdict)
+    answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
+    confidence = reading.probabilities[verdict] / sum(reading.probabilities[v] for v in allowed)
+    return answer.model_copy(update={"option": option, "confidence": round(confidence, 4), "answers_question": True})
+
+
 def extractive_answer(
     question: str,
     evidence: Sequence[Chunk],
@@ -152,6 +170,9 @@ def extractive_answer(
     if not pool:
         return insufficient_answer(question)
     scorer = scorer or lexical_scores
+    if options and (named := polar_options(options)):
+        scores = scorer(question, [c.scoring_text for c in pool])
+        return verdict_answer(question, named, pool, scores, min_score) or insufficient_answer(question)
     if options:
         choice = choose_option(question, options, pool, scorer, min_score)
         if choice is None:
