@@ -255,6 +255,20 @@ class Answer(BaseModel):
         description="The judge that checked the claims after the guards ('exact': the quotes are verbatim, which "
         "says nothing of whether they answer the question; 'nli'; 'llm'); None when not verified.",
     )
+    answers_question: bool | None = Field(
+        default=None,
+        description="Whether the answer supplies what the question asks: the kind it asks for was found (a verdict for "
+        "a yes/no question, a number for a 'how many', an option for a multiple choice) in evidence that holds the "
+        "question's terms; False for an abstention; None when the reader does not say.",
+    )
+    confidence: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="How sure the reader is that the answer is right, in [0, 1] (a chosen verdict: its probability "
+        "among the options; a quoted answer: the evidence's coverage of the question); None when the reader does "
+        "not say. Independent of the quote check: verified quotes can still fail to answer.",
+    )
     fallbacks: list[str] = Field(
         default_factory=list,
         description="Each step that fell back to its offline path, and why (e.g. 'read: stage 2 call failed: ...; "

@@ -45,8 +45,10 @@ _AFTER_MARKER = re.compile(r"[.,;:!?]*")
 
 
 def insufficient_answer(question: str, **keep: object) -> Answer:
-    """The abstaining answer: :data:`lit3r.models.ABSTENTION`, no citations, no option."""
-    return Answer(question=question, text=ABSTENTION, citations=[], sufficient=False, **keep)
+    """The abstaining answer: :data:`lit3r.models.ABSTENTION`, no citations, no option, not answering."""
+    return Answer(
+        question=question, text=ABSTENTION, citations=[], sufficient=False, **{"answers_question": False, **keep}
+    )
 
 
 def marker_numbers(text: str) -> list[int]:

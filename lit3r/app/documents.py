@@ -58,6 +58,14 @@ class AnswerDocument(BaseModel):
     claims: list[ClaimCheck] = Field(default_factory=list, description="Each sentence's verdict from verification.")
     verified_by: str | None = Field(default=None, description="The judge that checked the claims (None: not checked).")
     fallbacks: list[str] = Field(default_factory=list, description="Each step that fell back to its offline path.")
+    answers_question: bool | None = Field(
+        default=None,
+        description="Whether the answer supplies what the question asks (its kind found in evidence holding the "
+        "question's terms); False for an abstention; None when the reader does not say.",
+    )
+    confidence: float | None = Field(
+        default=None, description="How sure the reader is that the answer is right, 0..1 (apart from the quote check)."
+    )
     trace_id: str | None = Field(description="The run's trace id (GET /v1/traces/{id}, get_trace, lit3r trace show).")
     thread_id: str | None = Field(default=None, description="The thread the question was a turn of.")
     message: str | None = Field(default=None, description="A thread turn: the message as the user wrote it.")

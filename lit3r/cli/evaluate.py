@@ -260,6 +260,86 @@ def _table(results: dict[str, dict[str, dict]]) -> str:
     return "\n".join(lines)
 
 
+@eval_app.command("pubmedqa")
+def pubmedqa(
+    data: Annotated[
+        Path,
+        typer.Argument(
+            help="The PQA-L folder (ori_pqal.json.gz with test_ground_truth.json) or its ori_pqal file, or "
+            "ScholarQABench's pubmed_test.jsonl."
+        ),
+    ],
+    setting: Annotated[
+        str, typer.Option(help="'own' (the question's paper only), 'open' (every abstract of the file) or 'both'.")
+    ] = "both",
+    no_options: Annotated[
+        bool, typer.Option("--no-options", help="Ask without the options (the reader's own Yes/No is the answer).")
+    ] = False,
+    limit: Annotated[int | None, typer.Option(help="Ask only the first N questions (after --every).")] = None,
+    every: Annotated[int | None, typer.Option(help="Ask every N-th question (from the first).")] = None,
+    report_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON to this file.")] = None,
+) -> None:
+    """Evaluate on PubMedQA: accuracy and macro-F1 of yes/no/maybe answers, published figures beside.
+
+    The abstracts are written as paper records, ingested and indexed under <home>/evals/<hash>/; each question is
+    asked with its options (yes/no/maybe for PQA-L, yes/no for ScholarQABench) unless --no-options.
+    """
+    from lit3r.evals import pubmedqa as pm
+    from lit3r.llm.local_server import local_llm
+
+    if setting not in ("own", "open", "both"):
+        fail(f"--setting takes own, open or both, not {setting!r}")
+    if (limit is not None and limit < 1) or (every is not None and every < 1):
+        fail("--limit and --every must be at least 1")
+    try:
+        kind, items = pm.load_items(data)
+    except pm.PubMedQAFormatError as exc:
+        fail(str(exc))
+    if not items:
+        fail(f"{data}: no question found")
+    labels = pm.PQAL_LABELS if kind == "pqal" else pm.YES_NO_LABELS
+    corpus = pm.write_corpus(items, state.settings.home / "evals" / "sources" / f"pubmedqa-{kind}.jsonl")
+    index, settings = _eval_index(corpus)
+    chosen = pm.sample(items, limit, every)
+    settings_run = ("own", "open") if setting == "both" else (setting,)
+    document: dict[str, Any] = {"data": str(data), "split": kind, "options": None if no_options else list(labels)}
+    with local_llm(settings, home=state.settings.home) as settings, _session(settings, index) as session:
+        for name in settings_run:
+
+            def ask(item: pm.PubMedItem, name: str = name):
+                allowed = [item.id] if name == "own" else None
+                return session.ask(item.question, options=None if no_options else list(labels), allowed_papers=allowed)
+
+            with Progress(console=err, transient=True) as bar:
+                task = bar.add_task(f"questions ({name})", total=len(chosen))
+                report, rows = pm.run(chosen, ask, labels, lambda task=task: bar.advance(task))
+            document[name] = report
+            document[f"{name}_rows"] = rows
+    document["published"] = pm.PUBLISHED[kind]
+    if report_path:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    out.print(_pubmedqa_summary(document, settings_run), highlight=False, markup=False)
+
+
+def _pubmedqa_summary(document: dict, settings_run: tuple[str, ...]) -> str:
+    """Accuracy and macro-F1 per setting, then the published figures of the same split."""
+    asked = "with options " + "/".join(document["options"]) if document["options"] else "without options"
+    lines = [f"PubMedQA {document['split']} ({asked}), reasoning-required contexts"]
+    for name in settings_run:
+        r = document[name]
+        lines.append(
+            f"  lit3r {name:<4}: accuracy {100 * r['accuracy']:.1f}, macro-F1 {100 * r['macro_f1']:.1f} "
+            f"({r['questions']} questions, {r['abstained']} abstained, {r['failed_questions']} failed; "
+            f"predicted {json.dumps(r['predicted'])}; majority of these {100 * r['majority_accuracy']:.1f}; "
+            f"median {r['seconds_median']} s)"
+        )
+    for row in document["published"]:
+        f1 = f", macro-F1 {row['macro_f1']:.1f}" if "macro_f1" in row else ""
+        lines.append(f"  published {row['system']}: accuracy {row['accuracy']:.1f}{f1} ({row['source']})")
+    return "\n".join(lines)
+
+
 @eval_app.command("gate")
 def gate(
     data: Annotated[Path, typer.Argument(help="QASPER file with questions (original or Hugging Face layout).")],

@@ -20,15 +20,17 @@ the reader does.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
 from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form
-from lit3r.answers.validate import insufficient_answer
+from lit3r.answers.validate import MARKER, insufficient_answer
 from lit3r.models import Answer, Chunk
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, render
 from lit3r.reading.scoring import lexical_scores, query_terms, terms
+from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
 
 FormChoice = Literal["auto"] | AnswerForm
 """``"auto"`` (the form the question asks for) or one :data:`~lit3r.answers.question.AnswerForm`."""
@@ -44,6 +46,14 @@ available as ``form="quantity"`` and ``form="span"``.
 
 Scorer = Callable[[str, list[str]], list[float]]
 """``scorer(question, texts) -> one score per text``, higher is better (e.g. ``Reranker.score``)."""
+
+MIN_COVERAGE = 0.25
+"""A free-form answer needs its best unit to hold at least this share of what the question is about (its terms,
+weighted by idf over the evidence units, a term the evidence never mentions weighing most); below it the
+evidence does not supply what is asked and the reader abstains. No calibration run is needed, so a fresh home
+abstains on a question its corpus is silent about. The level was measured on QASPER in paper
+(benchmarks/bench_reader_rules.py, "abstain on low coverage"; docs/BENCHMARKS.md): 0.25 is the lowest level
+measured, which abstains on a fifth of the questions, at a precision above the base rate of unanswerable ones."""
 
 REDUNDANCY = 0.8
 """Two sentences whose term sets have at least this Jaccard similarity are redundant."""
@@ -84,6 +94,34 @@ def body_first(scored: list[tuple[Candidate, float]], min_score: float) -> list[
     return body if any(s > min_score for _, s in body) else scored
 
 
+def coverage(question: str, scored: list[tuple[Candidate, float]]) -> float:
+    """The share of the question's terms, weighted by BM25 idf over the scored units, in the best-scoring unit
+    (1.0 for a question without terms; 0.0 without units)."""
+    query = query_terms(question)
+    if not query:
+        return 1.0
+    if not scored:
+        return 0.0
+    unit_terms = [set(ts) & query for ts in terms([c.scoring_text for c, _ in scored])]
+    best = unit_terms[max(range(len(scored)), key=lambda i: (scored[i][1], -i))]
+    n = len(scored)
+    df = {t: sum(t in ts for ts in unit_terms) for t in query}
+    weight = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+    return sum(w for t, w in weight.items() if t in best) / sum(weight.values())
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def kind_supplied(kind: AnswerForm, answer: Answer) -> bool:
+    """Whether the answer has what its form asks for: a verdict for a yes/no question, a number for a quantity."""
+    if kind == "boolean":
+        return answer.option is not None
+    if kind == "quantity":
+        return bool(_DIGIT.search(MARKER.sub(" ", answer.text)))
+    return True
+
+
 def _redundant(a: set[str], b: set[str]) -> bool:
     """Whether two term sets overlap by at least :data:`REDUNDANCY` (Jaccard)."""
     return bool(a | b) and len(a & b) / len(a | b) >= REDUNDANCY
@@ -115,6 +153,23 @@ def choose_option(
     return None if best is None else (best[1], best[2])
 
 
+def verdict_answer(
+    question: str, named: dict[str, str], pool: list[Candidate], scores: list[float], min_score: float
+) -> Answer | None:
+    """The option naming the evidence's verdict (:mod:`lit3r.reading.verdict`), quoted with the sentence that
+    shows it: "Maybe — <sentence> [1]". ``None`` when no unit matches the question at all (nothing to judge)."""
+    if not any(s > min_score for s in scores):
+        return None
+    reading = read_verdict(question, pool, scores)
+    allowed = [v for v in VERDICTS if v in named.values()]
+    verdict = choose(reading.probabilities, allowed)
+    option = next(o for o, v in named.items() if v == verdict)
+    candidate = supporting(reading, pool, scores, verdict)
+    answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
+    confidence = reading.probabilities[verdict] / sum(reading.probabilities[v] for v in allowed)
+    return answer.model_copy(update={"option": option, "confidence": round(confidence, 4), "answers_question": True})
+
+
 def extractive_answer(
     question: str,
     evidence: Sequence[Chunk],
@@ -127,6 +182,7 @@ def extractive_answer(
     relative_floor: float = 0.5,
     form: FormChoice = "auto",
     prefer_body: bool = True,
+    min_coverage: float = MIN_COVERAGE,
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -143,6 +199,7 @@ def extractive_answer(
             and shapes the forms in :data:`AUTO_SHAPED`; ``"sentence"`` quotes whole sentences whatever the
             question; ``"boolean"``, ``"quantity"``, ``"span"`` force that shape.
         prefer_body: Quote the abstract only when no body unit scores above ``min_score`` (:func:`body_first`).
+        min_coverage: Abstain when the best unit's :func:`coverage` of the question is below this (0: never).
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
@@ -152,6 +209,9 @@ def extractive_answer(
     if not pool:
         return insufficient_answer(question)
     scorer = scorer or lexical_scores
+    if options and (named := polar_options(options)):
+        scores = scorer(question, [c.scoring_text for c in pool])
+        return verdict_answer(question, named, pool, scores, min_score) or insufficient_answer(question)
     if options:
         choice = choose_option(question, options, pool, scorer, min_score)
         if choice is None:
@@ -164,7 +224,12 @@ def extractive_answer(
         scored = body_first(scored, min_score)
     kind = form if form != "auto" else answer_form(question)
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
+    covered = coverage(question, scored)
+    if covered < min_coverage:
+        return insufficient_answer(question)
     chosen = select(scored, 1 if kind != "sentence" else max_sentences, min_score, relative_floor)
     if not chosen:
         return insufficient_answer(question)
-    return typed_answer(question, kind, chosen[0]) or render(question, chosen)
+    answer = typed_answer(question, kind, chosen[0]) or render(question, chosen)
+    asked = answer_form(question)
+    return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": kind_supplied(asked, answer)})

@@ -15,6 +15,12 @@ percentage``, ``what proportion``, ...), a sentence that already matches and con
 (digits or a number word such as ``twelve``) gets its score multiplied by ``1 + NUMBER_BONUS``;
 for percentage questions only sentences with ``%`` or ``percent`` get it. A sentence with no
 matching term always scores 0.
+
+Change bonus: when the question asks how something changed (a change verb: ``reduce``, ``increase``,
+``improve``, ``halve``, ...), a matching sentence that states a change (a change word of the same closed class,
+whatever its direction or form: "falls", "halves", "rose", or "from 18% to 6%") gets its score multiplied by
+``1 + CHANGE_BONUS``: the question's verb is rarely the paper's ("How much did X reduce Y?" is answered by
+"Y falls from 18% to 6%").
 """
 
 from __future__ import annotations
@@ -47,9 +53,17 @@ _PERCENT_QUESTION = re.compile(r"\b(?:percentage|percent|per cent|proportion|sha
 _PERCENT = re.compile(r"%|\bper ?cent\b", re.IGNORECASE)
 _DIGIT = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred"
-    r"|thousand|million|half|twice|dozen)\b",
+    r"|thousand|million|half|halves|halved|halving|twice|double[sd]?|doubling|triple[sd]?|dozen)\b",
     re.IGNORECASE,
 )
+CHANGE_BONUS = 1.0
+"""Relative score bonus for a matching sentence stating a change, when the question asks about one."""
+_CHANGE = re.compile(
+    r"\b(?:reduc|decreas|lower|cut|fall|fell|drop|halv|declin|shrink|shrank|increas|rais|rise|rose|risen|improv"
+    r"|gain|doubl|tripl|boost|grow|grew|outperform)\w*",
+    re.IGNORECASE,
+)
+_FROM_TO = re.compile(r"\bfrom\s+\S*\d\S*\s+to\s+\S*\d", re.IGNORECASE)
 K1 = 1.2
 B = 0.75
 _WORD = re.compile(r"[^\W\d_]+")
@@ -106,6 +120,13 @@ def number_bonus(question: str, sentence: str) -> float:
     return 1.0 + NUMBER_BONUS if wanted.search(sentence) else 1.0
 
 
+def change_bonus(question: str, sentence: str) -> float:
+    """The factor a matching sentence's score is multiplied by (1 unless the question asks about a change)."""
+    if not _CHANGE.search(question):
+        return 1.0
+    return 1.0 + CHANGE_BONUS if _CHANGE.search(sentence) or _FROM_TO.search(sentence) else 1.0
+
+
 def lexical_scores(question: str, sentences: list[str]) -> list[float]:
     """Default scorer: BM25 over ``sentences`` with the numeric bonus (see the module docstring)."""
     query = query_terms(question)
@@ -115,5 +136,5 @@ def lexical_scores(question: str, sentences: list[str]) -> list[float]:
     scores = []
     for text, ts in zip(sentences, sentence_terms, strict=True):
         score = bm25(query, ts, weights, avg_length)
-        scores.append(score * number_bonus(question, text) if score else 0.0)
+        scores.append(score * number_bonus(question, text) * change_bonus(question, text) if score else 0.0)
     return scores

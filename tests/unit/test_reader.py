@@ -215,7 +215,7 @@ def test_max_sentences_and_duplicates() -> None:
 
 def test_sentences_with_bracketed_references_are_never_quoted() -> None:
     chunk = make_chunk("toy::c0005", "BM25 [12] is a strong baseline. BM25 is cheap.")
-    answer = extractive_answer("Is BM25 a strong baseline?", [chunk], form="sentence")
+    answer = extractive_answer("Is BM25 a strong baseline?", [chunk], form="sentence", min_coverage=0.0)
     assert answer.text == "BM25 is cheap. [1]"
     assert validate_answer(answer, {chunk.id: chunk}.get) == []
 
@@ -224,11 +224,13 @@ def test_custom_scorer_decides() -> None:
     def prefers_kappa(question: str, texts: list[str]) -> list[float]:
         return [5.0 if "kappa" in t else -3.0 for t in texts]
 
-    answer = extractive_answer("anything", [DATASET, AGREEMENT], scorer=prefers_kappa)
+    answer = extractive_answer("anything", [DATASET, AGREEMENT], scorer=prefers_kappa, min_coverage=0.0)
     assert claims(answer) == ["Agreement on evidence passages reached a Cohen's kappa of 0.81 (Fig. 3)."]
-    nothing = extractive_answer("anything", [DATASET], scorer=prefers_kappa)
+    nothing = extractive_answer("anything", [DATASET], scorer=prefers_kappa, min_coverage=0.0)
     assert not nothing.sufficient
-    negative = extractive_answer("anything", [DATASET], scorer=prefers_kappa, min_score=-10.0, max_sentences=1)
+    negative = extractive_answer(
+        "anything", [DATASET], scorer=prefers_kappa, min_score=-10.0, max_sentences=1, min_coverage=0.0
+    )
     assert negative.sufficient and claims(negative) == [DATASET.text.split(". ")[0] + "."]
 
 
@@ -280,7 +282,7 @@ def test_multiple_choice_without_support_abstains(evidence: list[Chunk]) -> None
 )
 def test_insufficient(question: str, evidence: list[Chunk], sufficient: bool) -> None:
     answer = extractive_answer(question, evidence, sufficient=sufficient)
-    assert answer == Answer(question=question, text=ABSTENTION, citations=[], sufficient=False)
+    assert answer == Answer(question=question, text=ABSTENTION, citations=[], sufficient=False, answers_question=False)
 
 
 def test_injected_instruction_is_data() -> None:

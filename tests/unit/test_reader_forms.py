@@ -167,10 +167,13 @@ def test_body_before_abstract() -> None:
     body = chunk("toy::c5", "The ToyQA dataset has 1,240 questions from 3,100 papers.")
     question = "What dataset do they introduce?"
     # The abstract shares more of the question's words, but the body matches too: the body is quoted.
-    assert extractive_answer(question, [abstract, body], form="sentence", prefer_body=False).citations[0].chunk_id == (
-        abstract.id
+    assert extractive_answer(
+        question, [abstract, body], form="sentence", prefer_body=False, min_coverage=0.0
+    ).citations[0].chunk_id == (abstract.id)
+    assert (
+        extractive_answer(question, [abstract, body], form="sentence", min_coverage=0.0).citations[0].chunk_id
+        == body.id
     )
-    assert extractive_answer(question, [abstract, body], form="sentence").citations[0].chunk_id == body.id
     # When only the abstract matches, it answers.
     assert extractive_answer(question, [abstract, RESULTS], form="sentence").citations[0].chunk_id == abstract.id
 
