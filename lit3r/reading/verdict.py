@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lit3r.answers.question import is_negated
 from lit3r.reading.polarity import negation_cues
-from lit3r.reading.question import is_negated
 from lit3r.reading.quotes import Candidate
 from lit3r.reading.scoring import query_terms, terms
 
