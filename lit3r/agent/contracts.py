@@ -8,8 +8,8 @@ the run uses; the tools' docstrings (:mod:`lit3r.agent.adapters`) keep the contr
 
 from __future__ import annotations
 
-from lit3r.retrieval.config import RetrieverSettings
 from lit3r.settings import Settings
+from lit3r.settings.retrieval import RetrieverSettings
 
 
 def _number(value: float) -> str:

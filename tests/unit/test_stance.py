@@ -9,8 +9,9 @@ import pytest
 
 from lit3r.grounding.stance import OfflineStance, Passage, load_model, sentence_spans
 from lit3r.grounding.stance_llm import LLMStance, standing_quote
-from lit3r.llm.settings import LLMSettings
-from lit3r.llm.wrapper import LLM, ListRecorder
+from lit3r.llm.trace import TraceRecorder
+from lit3r.llm.wrapper import LLM
+from lit3r.settings.llm import LLMSettings
 
 from fakes.openai_server import OpenAIServer, reply
 
@@ -94,12 +95,12 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
         yield running
 
 
-def http_llm(server: OpenAIServer) -> tuple[LLM, ListRecorder]:
+def http_llm(server: OpenAIServer) -> tuple[LLM, TraceRecorder]:
     settings = LLMSettings(
         provider="openai", base_url=server.base_url, api_key="sk-test", model="fake-model", timeout_s=2.0,
         max_attempts=1, max_tokens=256,
     )  # fmt: skip
-    recorder = ListRecorder()
+    recorder = TraceRecorder()
     return LLM.from_settings(settings, recorder=recorder), recorder
 
 
@@ -128,4 +129,4 @@ def test_the_llm_verdict_keeps_quotes_that_stand_and_falls_back_when_none_do(ser
     assert "<claim>" in prompt and 'passage="1"' in prompt and "18% to 6%" in prompt
     fallback = stance.judge(CLAIM, [RESULTS])
     assert fallback.by == "offline" and "no quote standing" in fallback.reason and fallback.verdict == "supports"
-    assert [r["name"] for r in recorder.events] == ["check.stance", "check.stance"]
+    assert [e.name for e in recorder.of_type("llm")] == ["check.stance", "check.stance"]
