@@ -225,7 +225,7 @@ def extractive_answer(
     kind = form if form != "auto" else answer_form(question)
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
     covered = coverage(question, scored)
-    if covered < min_coverage:
+    if covered < min_coverage and answer_form(question) != "boolean":  # measured: yes/no questions lose by it
         return insufficient_answer(question)
     chosen = select(scored, 1 if kind != "sentence" else max_sentences, min_score, relative_floor)
     if not chosen:
