@@ -49,6 +49,11 @@ def ingest(
     paths = list(paths or [])
     if not paths and zotero is None:
         fail("nothing to ingest: name files or folders, or a Zotero data folder with --zotero")
+    if collection is not None and zotero is None:
+        from lit3r.corpus.library.run import is_library_file
+
+        if not any(is_library_file(p) for p in paths):
+            fail("--collection picks entries of a library: name a .bib, .ris or CSL-JSON file, or use --zotero")
     files = discover(paths).files + ([zotero] if zotero is not None else [])
     settings = state.settings
     writable_home()

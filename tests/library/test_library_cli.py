@@ -89,6 +89,8 @@ def test_a_filter_that_matches_nothing_is_one_clear_error(tmp_path: Path, hashin
 def test_ingest_needs_something_to_read(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--home", str(tmp_path / "home"), "ingest"])
     assert result.exit_code == 1 and "nothing to ingest" in result.output
+    result = runner.invoke(app, ["--home", str(tmp_path / "home"), "ingest", str(tmp_path), "--collection", "X"])
+    assert result.exit_code == 1 and "--collection picks entries of a library" in result.output
 
 
 def test_the_api_filters_by_collection_and_returns_the_export(tmp_path: Path, hashing_encoder) -> None:
