@@ -24,3 +24,8 @@ def test_bad_requests_are_named(server) -> None:
     assert empty.status_code == 422
     unknown = httpx.post(f"{server.base_url}/v1/check", json={"claim": "x y z", "papers": ["nope"]}, timeout=60)
     assert unknown.status_code == 422 and "nope" in unknown.text
+
+
+def test_a_keyed_server_refuses_a_check_without_the_key(keyed_server) -> None:
+    response = httpx.post(f"{keyed_server.base_url}/v1/check", json={"claim": "BM25 is fast."}, timeout=30)
+    assert response.status_code == 401
