@@ -132,7 +132,7 @@ def test_http_ask_with_format_and_the_export_route(tmp_path: Path, hashing_encod
     home = tmp_path / "home"
     _run(home, "ingest", str(_library(tmp_path)))
     _run(home, "index")
-    with TestClient(create_app(load_settings(None, home=home), watch=False)) as client:
+    with TestClient(create_app(load_settings(None, home=home), watch=False), base_url="http://127.0.0.1") as client:
         asked = client.post("/v1/ask", json={"question": QUESTION, "collections": ["Reading"], "format": "markdown"})
         assert asked.status_code == 200, asked.text
         document = asked.json()

@@ -106,7 +106,7 @@ def held_app(tmp_path: Path):
     runtime.catalog = Catalog(settings.home)
     session = BlockingSession(tmp_path)
     runtime.holder.replace(session, None)
-    yield TestClient(create_app(settings, runtime=runtime)), session
+    yield TestClient(create_app(settings, runtime=runtime), base_url="http://127.0.0.1"), session
     session.release.set()
     runtime.close()
 
@@ -144,7 +144,7 @@ def test_no_index_is_a_409_that_says_what_to_do(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "empty")
     runtime = Runtime(settings)
     runtime.catalog = Catalog(settings.home)
-    client = TestClient(create_app(settings, runtime=runtime))
+    client = TestClient(create_app(settings, runtime=runtime), base_url="http://127.0.0.1")
     response = client.post("/v1/ask", json={"question": "anything?"})
     assert response.status_code == 409 and response.json()["error"]["code"] == "no_index"
     assert "POST /v1/ingest" in response.json()["error"]["message"]
@@ -282,7 +282,7 @@ def test_a_mounted_app_runs_behind_the_key_with_its_lifespan(tmp_path: Path) -> 
 
     sub = Starlette(routes=[Route("/ping", lambda _r: PlainTextResponse("pong"))], lifespan=lifespan)
     settings = Settings(home=tmp_path / "home", server={"api_keys": ["mount-key"]})
-    with TestClient(create_app(settings, mounts={"/mcp": sub}, watch=False)) as client:
+    with TestClient(create_app(settings, mounts={"/mcp": sub}, watch=False), base_url="http://127.0.0.1") as client:
         assert events == ["started"]
         assert client.get("/mcp/ping").status_code == 401
         assert client.get("/mcp/ping", headers={"Authorization": "Bearer mount-key"}).text == "pong"
