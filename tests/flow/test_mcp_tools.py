@@ -204,3 +204,40 @@ def test_the_tool_schemas_hosts_see_match_the_snapshot(session) -> None:
     if os.environ.get("LIT3R_UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     assert schema == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+
+
+def test_every_trace_event_reaches_the_client_as_progress_before_the_result(session, monkeypatch) -> None:
+    """A fast ask: each of the trace's events is one progress notification, all of them before the tool result,
+    call after call, also over a transport slow to take them (a reporter cancelled when the run ended used to
+    drop the events it was still sending: 0, 2 or 5 of 19 arrived)."""
+    from lit3r.mcp import server as mcp_server
+
+    send = mcp_server._Progress._send
+    delays = iter([0.0, 0.1, 0.0, 0.05])
+    delay = 0.0
+
+    async def slow_send(self, message: str) -> None:
+        if delay:
+            await anyio.sleep(delay)
+        await send(self, message)
+
+    monkeypatch.setattr(mcp_server._Progress, "_send", slow_send)
+
+    async def body(client):
+        nonlocal delay
+        counts = []
+        for delay in delays:
+            steps: list[str] = []
+
+            async def on_progress(_value, _total, message, steps=steps) -> None:
+                steps.append(message or "")
+
+            answer = await client.call_tool("ask", {"question": QUESTION}, progress_callback=on_progress)
+            received = [m for m in steps if not m.startswith("working (")]
+            trace_id = answer.structured_content["trace_id"]
+            trace = await client.call_tool("get_trace", {"trace_id": trace_id, "events": True})
+            counts.append((len(received), len(trace.structured_content["events"])))
+        return counts
+
+    counts = run(session, body)
+    assert all(sent == events and events >= 5 for sent, events in counts), counts
