@@ -83,6 +83,14 @@ def _raise_for_tool(exc: BaseException) -> None:
     raise mapped from exc
 
 
+def _thread_of(session: Session, thread_id: str | None, new_thread: bool) -> str | None:
+    """The thread ``ask`` answers in: an existing one (NotFound names an unknown id), a new one only when asked
+    for with ``new_thread`` (under ``thread_id`` or a fresh id), or none."""
+    if new_thread:
+        return session.check_thread(thread_id, new=True) if thread_id else session.thread().thread_id
+    return session.check_thread(thread_id) if thread_id is not None else None
+
+
 class _Progress:
     """Trace events handed over from the run's thread, sent to the client as progress notifications."""
 
@@ -180,8 +188,16 @@ def build_server(
         papers: PaperIds = None,
         thread_id: Annotated[
             str | None,
-            Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$", description="Answer as a turn of this thread."),
+            Field(
+                pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$",
+                description="Answer as the next turn of this existing thread (an unknown id is an error).",
+            ),
         ] = None,
+        new_thread: Annotated[
+            bool,
+            Field(description="Start a new thread with this question (under thread_id if given); the result's "
+                  "thread_id names it for the next turns."),
+        ] = False,
     ) -> AskResult:
         """Answer a question from the papers with inline citations [n]; each citation names its chunk, paper,
         locator (section, page, table/figure, character span) and a verbatim quote. When the evidence is not in
@@ -192,11 +208,12 @@ def build_server(
         def run() -> None:
             try:
                 with admit() as held:
+                    thread = _thread_of(held, thread_id, new_thread)
                     reply = held.reply(
                         question,
                         options=options,
                         allowed_papers=papers,
-                        thread_id=thread_id,
+                        thread_id=thread,
                         max_seconds=max_seconds,
                         on_event=progress,
                     )

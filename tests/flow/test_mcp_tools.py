@@ -241,3 +241,25 @@ def test_every_trace_event_reaches_the_client_as_progress_before_the_result(sess
 
     counts = run(session, body)
     assert all(sent == events and events >= 5 for sent, events in counts), counts
+
+
+def test_ask_refuses_an_unknown_thread_and_starts_one_only_when_asked(session) -> None:
+    """An unknown thread_id is a tool error naming it (the HTTP API's 404 unknown_thread); new_thread starts one,
+    whose id then continues; new_thread with an id that already has turns is refused."""
+
+    async def body(client):
+        unknown = await client.call_tool("ask", {"question": QUESTION, "thread_id": "no-such-thread"})
+        started = await client.call_tool("ask", {"question": QUESTION, "new_thread": True})
+        thread_id = started.structured_content["thread_id"]
+        again = await client.call_tool("ask", {"question": "and the baseline?", "thread_id": thread_id})
+        named = await client.call_tool("ask", {"question": QUESTION, "thread_id": "mine-1", "new_thread": True})
+        twice = await client.call_tool("ask", {"question": QUESTION, "thread_id": "mine-1", "new_thread": True})
+        return unknown, started, again, named, twice
+
+    unknown, started, again, named, twice = run(session, body)
+    assert unknown.is_error and "no thread 'no-such-thread'" in unknown.content[0].text
+    assert not session.has_thread("no-such-thread")
+    assert not started.is_error and started.structured_content["thread_id"] and started.structured_content["turn"] == 0
+    assert not again.is_error and again.structured_content["turn"] == 1
+    assert not named.is_error and named.structured_content["thread_id"] == "mine-1"
+    assert twice.is_error and "thread 'mine-1' already exists" in twice.content[0].text
