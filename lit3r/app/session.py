@@ -339,6 +339,21 @@ class Session:
         """The thread with this id (a new one when None); its state lives in the thread store."""
         return Thread(self, thread_id or f"chat-{new_trace_id()}")
 
+    def has_thread(self, thread_id: str) -> bool:
+        """Whether the thread store holds answered turns of ``thread_id``."""
+        return bool(self.thread(thread_id).history())
+
+    def check_thread(self, thread_id: str, *, new: bool = False) -> str:
+        """The thread a surface's request names, checked before it runs: :class:`NotFound` (``unknown_thread``)
+        for an id with no turns in the thread store unless ``new`` (the caller explicitly starts that thread),
+        :class:`UserError` for ``new`` with an id that already has turns."""
+        exists = self.has_thread(thread_id)
+        if new and exists:
+            raise UserError(f"thread {thread_id!r} already exists: continue it without new_thread", "thread_exists")
+        if not new and not exists:
+            raise NotFound(f"no thread {thread_id!r}: start one with new_thread=true", "unknown_thread")
+        return thread_id
+
     def threaded_graph(self) -> CompiledStateGraph:
         """The graph compiled with the thread store (opened on first use)."""
         with self._lock:

@@ -11,7 +11,7 @@
 
 Bad arguments come back as MCP errors (a tool result with ``isError``, or an invalid-params error for a resource),
 never as a dead server. ``ask`` runs the session's one answer path in a worker thread; every trace event that
-completes becomes a progress notification, and a heartbeat goes out every ``heartbeat_s`` seconds while a step
+completes becomes a progress notification (all of them sent before the result), and a heartbeat goes out every ``heartbeat_s`` seconds while a step
 (a long model call) is still running, so hosts that reset their request time-out on progress keep waiting.
 """
 
@@ -83,6 +83,14 @@ def _raise_for_tool(exc: BaseException) -> None:
     raise mapped from exc
 
 
+def _thread_of(session: Session, thread_id: str | None, new_thread: bool) -> str | None:
+    """The thread ``ask`` answers in: an existing one (NotFound names an unknown id), a new one only when asked
+    for with ``new_thread`` (under ``thread_id`` or a fresh id), or none."""
+    if new_thread:
+        return session.check_thread(thread_id, new=True) if thread_id else session.thread().thread_id
+    return session.check_thread(thread_id) if thread_id is not None else None
+
+
 class _Progress:
     """Trace events handed over from the run's thread, sent to the client as progress notifications."""
 
@@ -114,14 +122,18 @@ class _Progress:
             await self._send(message)
             self.last_message = message
 
-    async def report(self) -> None:
-        """Flush every :data:`POLL_S`, and send a heartbeat when nothing came for ``heartbeat_s``; until cancelled."""
-        while True:
+    async def report(self, done: anyio.Event) -> None:
+        """Flush every :data:`POLL_S`, and send a heartbeat when nothing came for ``heartbeat_s``, until ``done``
+        is set; then flush once more, so every event of the run is sent before the tool's result. The loop is
+        never cancelled mid-send (a cancelled flush lost the events it had taken off the queue)."""
+        while not done.is_set():
             await self.flush()
             now = time.monotonic()
             if now - self.last >= self.heartbeat_s:
                 await self._send(f"working ({now - self.started:.0f} s); last step: {self.last_message}")
-            await anyio.sleep(POLL_S)
+            with anyio.move_on_after(POLL_S):
+                await done.wait()
+        await self.flush()
 
 
 SessionSource = Callable[[], AbstractContextManager[Session]]
@@ -176,8 +188,16 @@ def build_server(
         papers: PaperIds = None,
         thread_id: Annotated[
             str | None,
-            Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$", description="Answer as a turn of this thread."),
+            Field(
+                pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$",
+                description="Answer as the next turn of this existing thread (an unknown id is an error).",
+            ),
         ] = None,
+        new_thread: Annotated[
+            bool,
+            Field(description="Start a new thread with this question (under thread_id if given); the result's "
+                  "thread_id names it for the next turns."),
+        ] = False,
     ) -> AskResult:
         """Answer a question from the papers with inline citations [n]; each citation names its chunk, paper,
         locator (section, page, table/figure, character span) and a verbatim quote. When the evidence is not in
@@ -188,11 +208,12 @@ def build_server(
         def run() -> None:
             try:
                 with admit() as held:
+                    thread = _thread_of(held, thread_id, new_thread)
                     reply = held.reply(
                         question,
                         options=options,
                         allowed_papers=papers,
-                        thread_id=thread_id,
+                        thread_id=thread,
                         max_seconds=max_seconds,
                         on_event=progress,
                     )
@@ -200,11 +221,13 @@ def build_server(
             except Exception as exc:  # mapped below, in the event loop
                 outcome.append(exc)
 
+        done = anyio.Event()
         async with anyio.create_task_group() as group:
-            group.start_soon(progress.report)
-            await anyio.to_thread.run_sync(run)
-            group.cancel_scope.cancel()
-        await progress.flush()  # the events of the run's last moments
+            group.start_soon(progress.report, done)
+            try:
+                await anyio.to_thread.run_sync(run)
+            finally:
+                done.set()  # the reporter sends what is left, then ends: the group waits for it
         if isinstance(outcome[0], Exception):
             _raise_for_tool(outcome[0])
         return outcome[0]

@@ -32,6 +32,7 @@ from lit3r.agent.nodes import closing_update
 from lit3r.agent.planner import search_round
 from lit3r.agent.state import apply_update, question_reset
 from lit3r.app.documents import AnswerDocument, step_view
+from lit3r.app.errors import UserError
 from lit3r.app.session import Session
 from lit3r.models import Answer, TraceEvent
 
@@ -47,6 +48,21 @@ class AgentInput(TypedDict):
     """Options of a multiple-choice question."""
     papers: NotRequired[list[str] | None]
     """Answer from these paper ids only."""
+
+
+INPUT_SHAPE = "{'question': str} (optional: 'options': [str], 'papers': [paper id])"
+
+
+def check_input(state: dict[str, Any]) -> None:
+    """A run's input as :class:`AgentInput` wants it; :class:`UserError` naming the expected input and the keys
+    received otherwise (the graph drops keys it does not know before this node sees them)."""
+    question = state.get("question")
+    if isinstance(question, str) and question.strip():
+        return
+    received = sorted(k for k, v in state.items() if v is not None) or "none of them"
+    problem = "an empty 'question'" if isinstance(question, str) else "no 'question'"
+    raise UserError(f"the run's input has {problem}: it must be {INPUT_SHAPE}; keys received: {received}",
+                    "invalid_input")  # fmt: skip
 
 
 class AgentOutput(TypedDict):
@@ -102,6 +118,7 @@ def agent_subgraph(
     resolve = session if callable(session) and not isinstance(session, Session) else (lambda _context: session)
 
     def answer(state: AgentInput, runtime: Runtime) -> AgentOutput:
+        check_input(state)
         writer = get_stream_writer()
         reply = resolve(runtime.context).reply(
             state["question"],

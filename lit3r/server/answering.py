@@ -61,7 +61,7 @@ def library_restriction(session: Session, request: AskRequest) -> list[str] | No
 
 def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:
     """A thread this server created, or one with answered turns in the thread store (e.g. from `lit3r chat`)."""
-    return catalog.thread(thread_id) is not None or bool(session.thread(thread_id).history())
+    return catalog.thread(thread_id) is not None or session.has_thread(thread_id)
 
 
 def turn(

@@ -98,6 +98,13 @@ def extras(document: Mapping[str, Any]) -> dict[str, Any]:
     return {"citations": document["citations"], "lit3r": dict(document)}
 
 
+def logprobs(document: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The choice's ``logprobs``: no token log-probabilities (``content`` null), and the answer document under
+    ``lit3r``: the one field of a choice LangChain's ChatOpenAI copies whole into ``response_metadata``
+    (``message.response_metadata["logprobs"]["lit3r"]``); the top-level ``lit3r`` field is dropped there."""
+    return None if document is None else {"content": None, "refusal": None, "lit3r": dict(document)}
+
+
 def usage(trace: Mapping[str, Any] | None) -> dict[str, int]:
     """Tokens the run's model calls used (0 for the offline path)."""
     prompt = completion = 0
@@ -120,7 +127,7 @@ def completion(document: Mapping[str, Any], content: str, model: str, tokens: di
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
                 "finish_reason": "stop",
-                "logprobs": None,
+                "logprobs": logprobs(document),
             }
         ],
         "usage": tokens,
@@ -128,14 +135,21 @@ def completion(document: Mapping[str, Any], content: str, model: str, tokens: di
     }
 
 
-def chunk(completion_id: str, model: str, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict:
-    """One ``chat.completion.chunk``."""
+def chunk(
+    completion_id: str,
+    model: str,
+    delta: dict[str, Any],
+    finish: str | None = None,
+    document: Mapping[str, Any] | None = None,
+    **extra: Any,
+) -> dict:
+    """One ``chat.completion.chunk`` (the last one carries the answer ``document`` in its :func:`logprobs`)."""
     return {
         "id": completion_id,
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": logprobs(document)}],
         **extra,
     }
 

@@ -167,3 +167,18 @@ def test_the_platform_graph_takes_a_json_context_and_opens_one_session_per_conte
             session_for({"home": home, "planner": "random"})
     finally:
         close_sessions()
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [({"query": QUESTION}, "no 'question'"), ({"question": "  ", "papers": ["sparse"]}, "an empty 'question'")],
+)
+def test_a_run_with_a_wrong_input_names_the_expected_input(session, given, problem) -> None:
+    """The platform's KeyError: 'question' is now a message naming the input the graph wants and what came."""
+    from lit3r.app.errors import UserError
+
+    with pytest.raises(UserError) as caught:
+        agent_subgraph(session).invoke(given)
+    message = str(caught.value)
+    assert problem in message and "{'question': str}" in message and "'options'" in message and "'papers'" in message
+    assert "keys received: " in message and ("['papers', 'question']" in message if "papers" in given else True)

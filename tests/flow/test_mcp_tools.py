@@ -204,3 +204,62 @@ def test_the_tool_schemas_hosts_see_match_the_snapshot(session) -> None:
     if os.environ.get("LIT3R_UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     assert schema == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+
+
+def test_every_trace_event_reaches_the_client_as_progress_before_the_result(session, monkeypatch) -> None:
+    """A fast ask: each of the trace's events is one progress notification, all of them before the tool result,
+    call after call, also over a transport slow to take them (a reporter cancelled when the run ended used to
+    drop the events it was still sending: 0, 2 or 5 of 19 arrived)."""
+    from lit3r.mcp import server as mcp_server
+
+    send = mcp_server._Progress._send
+    delays = iter([0.0, 0.1, 0.0, 0.05])
+    delay = 0.0
+
+    async def slow_send(self, message: str) -> None:
+        if delay:
+            await anyio.sleep(delay)
+        await send(self, message)
+
+    monkeypatch.setattr(mcp_server._Progress, "_send", slow_send)
+
+    async def body(client):
+        nonlocal delay
+        counts = []
+        for delay in delays:
+            steps: list[str] = []
+
+            async def on_progress(_value, _total, message, steps=steps) -> None:
+                steps.append(message or "")
+
+            answer = await client.call_tool("ask", {"question": QUESTION}, progress_callback=on_progress)
+            received = [m for m in steps if not m.startswith("working (")]
+            trace_id = answer.structured_content["trace_id"]
+            trace = await client.call_tool("get_trace", {"trace_id": trace_id, "events": True})
+            counts.append((len(received), len(trace.structured_content["events"])))
+        return counts
+
+    counts = run(session, body)
+    assert all(sent == events and events >= 5 for sent, events in counts), counts
+
+
+def test_ask_refuses_an_unknown_thread_and_starts_one_only_when_asked(session) -> None:
+    """An unknown thread_id is a tool error naming it (the HTTP API's 404 unknown_thread); new_thread starts one,
+    whose id then continues; new_thread with an id that already has turns is refused."""
+
+    async def body(client):
+        unknown = await client.call_tool("ask", {"question": QUESTION, "thread_id": "no-such-thread"})
+        started = await client.call_tool("ask", {"question": QUESTION, "new_thread": True})
+        thread_id = started.structured_content["thread_id"]
+        again = await client.call_tool("ask", {"question": "and the baseline?", "thread_id": thread_id})
+        named = await client.call_tool("ask", {"question": QUESTION, "thread_id": "mine-1", "new_thread": True})
+        twice = await client.call_tool("ask", {"question": QUESTION, "thread_id": "mine-1", "new_thread": True})
+        return unknown, started, again, named, twice
+
+    unknown, started, again, named, twice = run(session, body)
+    assert unknown.is_error and "no thread 'no-such-thread'" in unknown.content[0].text
+    assert not session.has_thread("no-such-thread")
+    assert not started.is_error and started.structured_content["thread_id"] and started.structured_content["turn"] == 0
+    assert not again.is_error and again.structured_content["turn"] == 1
+    assert not named.is_error and named.structured_content["thread_id"] == "mine-1"
+    assert twice.is_error and "thread 'mine-1' already exists" in twice.content[0].text

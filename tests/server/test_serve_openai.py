@@ -114,3 +114,18 @@ def test_openai_errors(openai_client: OpenAI, server) -> None:
         timeout=30,
     )
     assert images.status_code == 422 and "text parts" in images.json()["error"]["message"]
+
+
+def test_chat_openai_keeps_the_structured_citations_in_response_metadata(server) -> None:
+    """LangChain drops the completion's top-level fields; the answer document rides in the choice's logprobs,
+    which ChatOpenAI copies into response_metadata, plain and streaming."""
+    model = ChatOpenAI(base_url=f"{server.base_url}/v1", api_key="unused", model="lit3r", timeout=60, max_retries=0)
+    answer = model.invoke([HumanMessage(QUESTION)])
+    document = answer.response_metadata["logprobs"]["lit3r"]
+    citations = document["citations"]
+    assert citations and all(f"[{c['number']}]" in answer.content for c in citations)
+    assert all(c["quote"] and c["chunk_id"] and c["locator"] for c in citations) and document["trace_id"]
+    streamed = None
+    for piece in model.stream([HumanMessage(QUESTION)]):
+        streamed = piece if streamed is None else streamed + piece
+    assert streamed.response_metadata["logprobs"]["lit3r"]["citations"]
