@@ -31,7 +31,7 @@ from lit3r.agent.context import Context, PlannerKind, StopAfter
 from lit3r.agent.rewrite import HISTORY_TURNS, ChatTurn, rewrite_followup, turns_of
 from lit3r.app.documents import AnswerDocument, answer_document
 from lit3r.app.errors import NotFound, Unavailable, UserError
-from lit3r.app.traces import new_trace_id, trace_path, write_trace
+from lit3r.app.traces import new_trace_id, run_settings, trace_path, write_trace
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.grounding.judges import make_judge
 from lit3r.index.corpus_index import CorpusIndex
@@ -319,6 +319,7 @@ class Session:
             stop_detail=state.get("stop_detail"),
             verdicts=state.get("verdicts", []),
             budget=context.budget.snapshot(),
+            **run_settings(self.settings),
             **extra,
         )
         return answer
