@@ -14,11 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fakes.corpus import PAPERS, paper_record, write_records  # noqa: E402
-from fakes.index import MemoryIndex  # noqa: E402
-
 from lit3r.app.session import THREADS_FILE, Session  # noqa: E402
 from lit3r.settings import Settings  # noqa: E402
+
+from fakes.corpus import PAPERS, paper_record, write_records  # noqa: E402
+from fakes.index import MemoryIndex  # noqa: E402
 
 
 def main(turns: int) -> None:
