@@ -248,6 +248,12 @@ class ServerSettings(BaseModel):
         default=300.0, gt=0, description="Time budget of one answer run (forces the answer step when spent)."
     )
     max_request_bytes: int = Field(default=1 << 20, gt=0, description="Largest JSON request body; past it: 413.")
+    max_threads: int = Field(
+        default=1000,
+        gt=0,
+        description="Most threads the server keeps (API, OpenAI endpoint, MCP); past it a new thread is refused "
+        "with HTTP 429 too_many_threads and no thread is dropped.",
+    )
     max_upload_bytes: int = Field(
         default=50 << 20, gt=0, description="Largest upload request (all its files together); past it: 413."
     )
