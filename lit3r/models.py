@@ -8,6 +8,7 @@ place in the paper (page, section, paragraph, table or figure, character span).
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
@@ -215,6 +216,12 @@ OFFLINE_PATHS: dict[str, str] = {
 """What runs instead when each step falls back."""
 
 
+MODEL_TEXT = "[model text: in the trace]"
+"""Stands, in an answer's ``fallbacks``, where a reason quoted what a model wrote."""
+_QUOTED = re.compile(r"""(?<![\w'"])(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")(?![\w'"])""")
+"""A quoted stretch as ``repr`` writes one (opening quote not after a letter, as in "reader's")."""
+
+
 class Fallback(BaseModel):
     """A step of a run that fell back to its offline path (its model call failed, or its reply stayed invalid)."""
 
@@ -228,8 +235,10 @@ class Fallback(BaseModel):
         return OFFLINE_PATHS[self.stage]
 
     def describe(self) -> str:
-        """One line: ``'<stage>: <reason>; <what ran instead>'`` (the answer's ``fallbacks`` entries)."""
-        return f"{self.stage}: {self.reason}; {self.instead}"
+        """One line: ``'<stage>: <reason>; <what ran instead>'`` (the answer's ``fallbacks`` entries), with every
+        quoted stretch of the reason (the model's text a check refused: a quote, an input value) replaced by
+        :data:`MODEL_TEXT`; the trace's ``fallback`` events keep the reason whole."""
+        return f"{self.stage}: {_QUOTED.sub(MODEL_TEXT, self.reason)}; {self.instead}"
 
 
 class Answer(BaseModel):

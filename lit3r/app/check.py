@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from lit3r.app.session import Session
-from lit3r.app.traces import load_trace, new_trace_id, trace_path, write_trace
+from lit3r.app.traces import load_trace, new_trace_id, run_settings, trace_path, write_trace
 from lit3r.grounding.stance import OfflineStance, PaperVerdict, Passage
 from lit3r.grounding.stance_llm import LLMStance
 from lit3r.llm.budget import Budget
@@ -215,6 +215,7 @@ def check_claim(session: Session, claim: str, *, paper_ids: Sequence[str] | None
         path, recorder.events, answer, trace_id=trace_id, kind=CHECK_KIND, planner="fixed",
         stop_reason=retrieval.stop_reason, verdicts=[v.model_dump() for v in retrieval.verdicts],
         check=result.model_dump(mode="json"), allowed=list(paper_ids) if paper_ids else None,
+        **run_settings(session.settings),
     )  # fmt: skip
     return result
 

@@ -22,6 +22,9 @@ from lit3r.app.traces import summarize
 from lit3r.models import Answer, ClaimCheck, Locator, Paper, TraceEvent
 
 STEP_LINE_CHARS = 160
+REMOVED_CLAIM = "[removed: not supported by its citation]"
+"""A removed claim's text in the answer document: what a model wrote and lit3r refused is in the trace (its
+``verify`` event and its answer's ``claims``), not beside the answer."""
 
 
 def trace_id_of(trace_path: str | Path | None) -> str | None:
@@ -55,7 +58,11 @@ class AnswerDocument(BaseModel):
     supported_fraction: float | None = Field(
         default=None, description="Claims supported by their citations / claims (None: not verified or no claims)."
     )
-    claims: list[ClaimCheck] = Field(default_factory=list, description="Each sentence's verdict from verification.")
+    claims: list[ClaimCheck] = Field(
+        default_factory=list,
+        description="Each sentence's verdict from verification; a removed one's text is "
+        f"{REMOVED_CLAIM!r} (the trace keeps the sentence).",
+    )
     verified_by: str | None = Field(default=None, description="The judge that checked the claims (None: not checked).")
     fallbacks: list[str] = Field(default_factory=list, description="Each step that fell back to its offline path.")
     answers_question: bool | None = Field(
@@ -95,10 +102,12 @@ def answer_document(
         )
         for c in answer.citations
     ]
-    fields = answer.model_dump(exclude={"text", "citations"})
+    fields = answer.model_dump(exclude={"text", "citations", "claims"})
+    claims = [c.model_copy(update={"text": REMOVED_CLAIM}) if c.action == "removed" else c for c in answer.claims]
     return AnswerDocument(
         answer=answer.text,
         citations=citations,
+        claims=claims,
         **fields,
         trace_id=trace_id_of(answer.trace_path),
         thread_id=thread_id,

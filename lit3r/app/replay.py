@@ -10,8 +10,11 @@ failure is replayed as a failure.
 :func:`replay_trace` runs the question through a :class:`~lit3r.app.session.Session` with that model (or with
 no model when the recording made no model call), writes the replay's own trace and compares it with the
 original (:func:`~lit3r.app.trace_diff.diff_traces`): the report says whether the answer, the citations and
-the rankings came out the same and where the two runs first differ. The index and the settings are today's:
-a replay after a change to either shows what the change did.
+the rankings came out the same and where the two runs first differ. The run uses the answer-shaping settings
+the trace recorded (its ``settings``: retriever, reranker, grounding, model settings; not the endpoint or its
+key) over today's, so a replay needs none of the flags the run had; ``recorded_settings=False`` (``lit3r trace
+replay --current-settings``) runs with today's instead, to show what a change of settings did. The index is
+today's: a replay after a rebuild shows what the rebuild did.
 """
 
 from __future__ import annotations
@@ -30,9 +33,12 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, PrivateAttr
 
 from lit3r.app.session import Session
-from lit3r.app.trace_diff import TraceDiff, diff_traces
+from lit3r.app.trace_diff import TraceDiff, diff_traces, settings_changes
 from lit3r.app.traces import load_trace
-from lit3r.settings import Settings
+from lit3r.settings import ANSWER_SHAPING, Settings, deep_merge
+
+ENDPOINT = {"provider", "base_url", "api_key", "azure_deployment", "api_version", "local"}
+"""Model settings a replay keeps from today's: where a model is reached (a replay reaches none)."""
 
 
 class ReplayError(ModelError):
@@ -169,22 +175,50 @@ def _recorded_calls(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{**(e.get("data") or {}), "name": e.get("name")} for e in doc.get("events") or [] if e.get("type") == "llm"]
 
 
-def replay_trace(settings: Settings, trace: Mapping[str, Any] | str, **session: Any) -> ReplayReport:
+def with_recorded_settings(settings: Settings, doc: Mapping[str, Any]) -> tuple[Settings, list[str]]:
+    """``settings`` with the answer-shaping settings the trace recorded put over them, and notes saying which
+    of today's values that changed (or that the trace records none)."""
+    recorded = doc.get("settings")
+    if not isinstance(recorded, Mapping):
+        return settings, ["the trace records no settings (written before they were recorded): today's were used"]
+    shape = {k: v for k, v in recorded.items() if k in ANSWER_SHAPING}
+    if isinstance(shape.get("llm"), Mapping):
+        shape["llm"] = {k: v for k, v in shape["llm"].items() if k not in ENDPOINT}
+    try:
+        replayed = Settings(**deep_merge(settings.model_dump(mode="python"), shape))
+    except ValueError as exc:
+        raise ValueError(f"the trace's recorded settings are not valid today: {exc}") from exc
+    replayed._presets = [str(p) for p in doc.get("presets") or []]
+    changed = settings_changes(settings.answer_shape(), replayed.answer_shape())
+    notes = []
+    if changed:
+        shown = ", ".join(f"{c.key}={c.b!r} (today {c.a!r})" for c in changed[:8])
+        more = f" and {len(changed) - 8} more" if len(changed) > 8 else ""
+        notes.append(f"ran with the trace's recorded settings: {shown}{more}")
+    return replayed, notes
+
+
+def replay_trace(
+    settings: Settings, trace: Mapping[str, Any] | str, *, recorded_settings: bool = True, **session: Any
+) -> ReplayReport:
     """Run the traced question again with the recorded model outputs and compare the two runs.
 
     Args:
-        settings: Today's settings (home, index, retriever, grounding); ``llm`` is not called.
+        settings: Today's settings (home, index); ``llm`` is not called.
         trace: A trace document or the path of one.
+        recorded_settings: Run with the answer-shaping settings the trace recorded (False: today's).
         **session: Passed to :class:`Session` (e.g. an opened ``index``).
     """
     original = load_trace(trace)
+    notes: list[str] = []
+    if recorded_settings:
+        settings, notes = with_recorded_settings(settings, original)
     if original.get("kind") == "check":  # a claim check: run the check again (lit3r.app.check)
         from lit3r.app.check import replay_check
 
         return replay_check(settings, original, **session)
     start, calls = _start(original), _recorded_calls(original)
     question = str(start.get("question") or original.get("question") or "")
-    notes = []
     if original.get("thread_id"):
         notes.append(
             f"a turn of thread {original['thread_id']}: replayed as a standalone question, without the pool and "

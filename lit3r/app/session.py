@@ -16,6 +16,7 @@ serialised by a lock per thread id, turns of different threads run in parallel.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -31,7 +32,7 @@ from lit3r.agent.context import Context, PlannerKind, StopAfter
 from lit3r.agent.rewrite import HISTORY_TURNS, ChatTurn, rewrite_followup, turns_of
 from lit3r.app.documents import AnswerDocument, answer_document
 from lit3r.app.errors import NotFound, Unavailable, UserError
-from lit3r.app.traces import new_trace_id, trace_path, write_trace
+from lit3r.app.traces import new_trace_id, run_settings, trace_path, write_trace
 from lit3r.graphs.agent import build_graph, run_config
 from lit3r.grounding.judges import make_judge
 from lit3r.index.corpus_index import CorpusIndex
@@ -59,6 +60,7 @@ from lit3r.tools.context import ToolContext
 PLANNERS: tuple[PlannerKind, ...] = ("fixed", "llm")
 FROM_SETTINGS: Any = object()
 """Default of ``reranker`` and ``gate``: the one the settings name (the gate stored beside the index)."""
+logger = logging.getLogger(__name__)
 THREADS_FILE = "threads.sqlite"
 
 
@@ -242,7 +244,14 @@ class Session:
         return LLMReader(llm, _extractive_fallback, chunk_chars=chars, recorder=recorder)
 
     def _invoke(self, graph: CompiledStateGraph, context: Context, inputs: dict[str, Any], thread_id: str | None):
-        return graph.invoke(inputs, config=run_config(thread_id, context.max_turns), context=context)
+        if thread_id is None:
+            return graph.invoke(inputs, config=run_config(thread_id, context.max_turns), context=context)
+        # a thread turn is checkpointed once, when it ends (not after every step), and only the thread's latest
+        # checkpoint is kept: Thread.history reads the latest state alone (a thread's turns live in its messages)
+        config = run_config(thread_id, context.max_turns)
+        state = graph.invoke(inputs, config=config, context=context, durability="exit")
+        keep_latest_checkpoint(self._checkpointer, thread_id)
+        return state
 
     def _inputs(self, question: str, options: Sequence[str] | None, allowed_papers: Sequence[str] | None) -> dict:
         """The graph's input; :class:`UserError` for an empty question, :class:`NotFound` for unknown papers."""
@@ -319,6 +328,7 @@ class Session:
             stop_detail=state.get("stop_detail"),
             verdicts=state.get("verdicts", []),
             budget=context.budget.snapshot(),
+            **run_settings(self.settings),
             **extra,
         )
         return answer
@@ -386,6 +396,31 @@ class Session:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def keep_latest_checkpoint(checkpointer: BaseCheckpointSaver | None, thread_id: str) -> None:
+    """Delete the thread's checkpoints (and their pending writes) but the latest of each namespace.
+
+    The SQLite store is pruned in SQL (langgraph's ``prune`` is not implemented there; the graph has no delta
+    channels, so the latest checkpoint holds the whole state); another store is asked to ``prune``.
+    """
+    conn = getattr(checkpointer, "conn", None)
+    if checkpointer is None:
+        return
+    if conn is None:
+        try:
+            checkpointer.prune([thread_id], strategy="keep_latest")
+        except NotImplementedError:  # a store that cannot prune keeps every turn's checkpoint
+            logger.info("the thread store %s cannot prune; thread %s keeps its checkpoints", checkpointer, thread_id)
+        return
+    with checkpointer.lock:  # type: ignore[attr-defined]
+        latest = (
+            "(select max(checkpoint_id) from checkpoints c"
+            " where c.thread_id = t.thread_id and c.checkpoint_ns = t.checkpoint_ns)"
+        )
+        conn.execute(f"delete from writes as t where thread_id = ? and checkpoint_id != {latest}", (thread_id,))
+        conn.execute(f"delete from checkpoints as t where thread_id = ? and checkpoint_id != {latest}", (thread_id,))
+        conn.commit()
 
 
 class Thread:

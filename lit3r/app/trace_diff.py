@@ -108,6 +108,30 @@ class CitationDiff(BaseModel):
     chunks_only_b: list[str]
 
 
+class SettingChange(BaseModel):
+    """One answer-shaping setting with another value in B (dotted key; None: the trace does not record it)."""
+
+    key: str = Field(description="Dotted settings key, e.g. 'retriever.prf'.")
+    a: Any
+    b: Any
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        return {prefix: value}
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        flat.update(_flat(item, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def settings_changes(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> list[SettingChange]:
+    """The settings keys whose values differ between two recorded settings dumps, in key order."""
+    flat_a, flat_b = _flat(a or {}), _flat(b or {})
+    keys = sorted(k for k in {*flat_a, *flat_b} if k and flat_a.get(k) != flat_b.get(k))
+    return [SettingChange(key=k, a=flat_a.get(k), b=flat_b.get(k)) for k in keys]
+
+
 class TraceSide(BaseModel):
     """What identifies a run."""
 
@@ -116,6 +140,10 @@ class TraceSide(BaseModel):
     planner: str | None
     stop_reason: str | None
     rerankers: list[str] = Field(description="Reranker names its subqueries used, in order of first use.")
+    presets: list[str] | None = Field(
+        default=None, description="The presets the run's settings came from ([]: defaults; None: not recorded)."
+    )
+    settings_recorded: bool = Field(default=False, description="The trace records its answer-shaping settings.")
 
 
 class TraceDiff(BaseModel):
@@ -143,6 +171,11 @@ class TraceDiff(BaseModel):
         default_factory=lambda: _list_diff([], []),
         description="The steps that fell back to their offline path in each run (stages, in order); not part of "
         "``identical``, which compares what the runs found and answered.",
+    )
+    settings: list[SettingChange] = Field(
+        default_factory=list,
+        description="The answer-shaping settings that differ (recorded in each trace); not part of ``identical``, "
+        "they are what may explain a difference.",
     )
 
 
@@ -333,6 +366,8 @@ def _side(doc: Mapping[str, Any]) -> TraceSide:
         planner=doc.get("planner"),
         stop_reason=doc.get("stop_reason"),
         rerankers=list(dict.fromkeys(rerankers)),
+        presets=doc.get("presets"),
+        settings_recorded=isinstance(doc.get("settings"), Mapping),
     )
 
 
@@ -401,6 +436,7 @@ def diff_traces(a: Mapping[str, Any], b: Mapping[str, Any]) -> TraceDiff:
         tokens={k: _number(tokens_a[k], tokens_b[k]) for k in tokens_a},
         time_ms={k: _number(time_a.get(k, 0.0), time_b.get(k, 0.0)) for k in dict.fromkeys([*time_a, *time_b])},
         fallbacks=_list_diff(fallback_stages(a), fallback_stages(b)),
+        settings=settings_changes(a.get("settings"), b.get("settings")),
     )
     first = first_difference(diff)
     return diff.model_copy(update={"first_difference": first, "identical": first is None})

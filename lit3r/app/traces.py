@@ -65,6 +65,13 @@ def find_trace(settings: Settings, trace_id: str) -> Path:
     return path
 
 
+def run_settings(settings: Settings) -> dict[str, Any]:
+    """What a trace records of the settings that shaped the run: the preset(s) they were loaded from and the
+    answer-shaping settings (:meth:`~lit3r.settings.Settings.answer_shape`, no secrets). ``lit3r trace replay``
+    runs with them; ``lit3r trace diff`` lists those that differ."""
+    return {"presets": settings.presets, "settings": settings.answer_shape()}
+
+
 def _jsonable(value: Any) -> Any:
     """``json.dumps`` fallback: numpy scalars and arrays, sets, paths and pydantic models as plain data."""
     if hasattr(value, "model_dump"):

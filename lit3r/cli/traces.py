@@ -52,6 +52,17 @@ def print_diff(diff: Any) -> None:
     for side, name in ((diff.a, "A"), (diff.b, "B")):
         rerankers = ", ".join(side.rerankers) or "none"
         _say(f"{name}: {side.trace_id}  planner {side.planner}, reranker {rerankers}, stop {side.stop_reason}")
+    presets = [", ".join(side.presets) or "defaults" if side.presets is not None else "not recorded"
+               for side in (diff.a, diff.b)]  # fmt: skip
+    _say(f"presets: A {presets[0]}, B {presets[1]}")
+    if not (diff.a.settings_recorded and diff.b.settings_recorded):
+        _say(
+            "settings: not recorded in "
+            + " and ".join(n for s, n in ((diff.a, "A"), (diff.b, "B")) if not s.settings_recorded)
+        )
+    _say(f"settings: {len(diff.settings)} differ" if diff.settings else "settings: same")
+    for change in diff.settings:
+        _say(f"  {change.key}: A {json.dumps(change.a)}  B {json.dumps(change.b)}")
     _say(f"first difference: {diff.first_difference or 'none: the runs are identical'}")
     sub = diff.subqueries
     detail = f"A only {sub.only_a}, B only {sub.only_b}" if not sub.same else f"{len(sub.a)} the same"
@@ -102,6 +113,13 @@ def trace_diff(
 def trace_replay(
     trace_id: Annotated[str, typer.Argument(help="A trace id or a trace file path.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as one JSON document.")] = False,
+    current_settings: Annotated[
+        bool,
+        typer.Option(
+            "--current-settings",
+            help="Run with today's settings (flags, preset, environment) instead of those the trace recorded.",
+        ),
+    ] = False,
 ) -> None:
     """Run a traced question again with the model outputs the trace recorded (no model, no network) and say
     whether the answer, citations and rankings come out the same. Exit code 2 when they do not."""
@@ -111,7 +129,7 @@ def trace_replay(
 
     path, doc = _load(trace_id)
     try:
-        report = replay_trace(state.settings, doc)
+        report = replay_trace(state.settings, doc, recorded_settings=not current_settings)
     except (IndexNotBuiltError, LLMConfigError, ValueError) as exc:
         fail(f"cannot replay {path}: {exc}")
     if as_json:

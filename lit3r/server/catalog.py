@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lit3r.server.errors import ApiError
+
 FILE = "server.sqlite"
 TITLE_CHARS = 80
 
@@ -55,8 +57,9 @@ def fingerprint(messages: Sequence[tuple[str, str]]) -> str:
 class Catalog:
     """Threads, turns and conversation fingerprints in one SQLite file, safe to share between threads."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, max_threads: int | None = None) -> None:
         home.mkdir(parents=True, exist_ok=True)
+        self.max_threads = max_threads
         self.path = home / FILE
         self._db = sqlite3.connect(self.path, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
@@ -69,9 +72,19 @@ class Catalog:
             self._db.close()
 
     def add_thread(self, thread_id: str, title: str = "") -> dict[str, Any]:
-        """Record a thread (no-op when known) and return it."""
+        """Record a thread (no-op when known) and return it; past ``max_threads`` a new one is refused with
+        HTTP 429 ``too_many_threads`` (nothing is dropped: a thread another client holds stays answerable)."""
         stamp = now()
         with self._lock, self._db:
+            known = self._db.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone()
+            (count,) = self._db.execute("SELECT COUNT(*) FROM threads").fetchone()
+            if not known and self.max_threads is not None and count >= self.max_threads:
+                raise ApiError(
+                    429,
+                    "too_many_threads",
+                    f"this server keeps at most {self.max_threads} threads (server.max_threads) and holds "
+                    f"{count}; continue an existing thread or raise the limit",
+                )
             self._db.execute(
                 "INSERT OR IGNORE INTO threads VALUES (?, ?, ?, ?)", (thread_id, title[:TITLE_CHARS], stamp, stamp)
             )

@@ -101,7 +101,7 @@ class Runtime:
         self.checkpointer = self._stack.enter_context(
             SqliteSaver.from_conn_string(str(self.settings.home / THREADS_FILE))
         )
-        self.catalog = Catalog(self.settings.home)
+        self.catalog = Catalog(self.settings.home, self.settings.server.max_threads)
         self._stack.callback(self.catalog.close)
         self.reload()
         self.jobs.resume_interrupted()

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from lit3r.settings.llm import LLMSettings
@@ -248,6 +248,12 @@ class ServerSettings(BaseModel):
         default=300.0, gt=0, description="Time budget of one answer run (forces the answer step when spent)."
     )
     max_request_bytes: int = Field(default=1 << 20, gt=0, description="Largest JSON request body; past it: 413.")
+    max_threads: int = Field(
+        default=1000,
+        gt=0,
+        description="Most threads the server keeps (API, OpenAI endpoint, MCP); past it a new thread is refused "
+        "with HTTP 429 too_many_threads and no thread is dropped.",
+    )
     max_upload_bytes: int = Field(
         default=50 << 20, gt=0, description="Largest upload request (all its files together); past it: 413."
     )
@@ -337,6 +343,18 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(
         default_factory=ServerSettings, description="`lit3r serve`: address, keys, limits (not part of the index key)."
     )
+    _presets: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def presets(self) -> list[str]:
+        """The presets these settings were loaded from (names or file paths, as given; none: the defaults)."""
+        return list(self._presets)
+
+    def answer_shape(self) -> dict[str, Any]:
+        """The settings that shape an answer (retriever, reranker, grounding, model settings; secrets left out),
+        as JSON-ready data: what a trace records and a replay runs with."""
+        shape = self.model_dump(mode="python", include=ANSWER_SHAPING)
+        return json.loads(json.dumps(_without_secrets(shape), default=str))
 
     def index_shape(self) -> dict[str, Any]:
         """The settings that change what an index holds."""
@@ -344,6 +362,18 @@ class Settings(BaseSettings):
             mode="json", include={"chunker", "embedder", "paper_embedder", "bm25"}, exclude={"embedder": {"threads"}}
         )
         return {**shape, "index": self.index.shape()}
+
+
+ANSWER_SHAPING = {"retriever", "reranker", "grounding", "llm"}
+"""The sections of :class:`Settings` a trace records (the index's own settings are its ``index_key``)."""
+
+
+def _without_secrets(value: Any) -> Any:
+    """``value`` with every :class:`SecretStr` and every ``*api_key*`` field (set or not) dropped, nested dicts
+    included."""
+    if isinstance(value, dict):
+        return {k: _without_secrets(v) for k, v in value.items() if not isinstance(v, SecretStr) and "api_key" not in k}
+    return value
 
 
 def available_presets() -> list[str]:
@@ -365,11 +395,11 @@ def load_preset(name: str) -> dict[str, Any]:
         raise ValueError(f"{path}: cannot read settings: {exc}") from exc
 
 
-def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in update.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+            merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value
     return merged
@@ -381,9 +411,11 @@ def load_settings(preset: str | None = None, **overrides: Any) -> Settings:
     The environment wins over the preset and loses to explicit arguments.
     """
     values = load_preset(preset) if preset else {}
-    values = _deep_merge(values, EnvSettingsSource(Settings)())
-    values = _deep_merge(values, {k: v for k, v in overrides.items() if v is not None})
-    return Settings(**values)
+    values = deep_merge(values, EnvSettingsSource(Settings)())
+    values = deep_merge(values, {k: v for k, v in overrides.items() if v is not None})
+    settings = Settings(**values)
+    settings._presets = [preset] if preset else []
+    return settings
 
 
 def index_key(settings: Settings) -> str:

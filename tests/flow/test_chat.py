@@ -281,3 +281,22 @@ def test_cli_chat_answers_piped_questions_in_one_thread(disk_index, hashing_enco
     assert "ignored" not in result.output and f"standalone question: {REWRITTEN}" in result.output
     resumed = CliRunner().invoke(app, ["--home", home, "chat", "--thread", thread], input="")
     assert resumed.exit_code == 0 and f"thread: {thread}" in resumed.stdout and "2 earlier turns" in resumed.output
+
+
+def test_a_thread_keeps_one_checkpoint_and_its_whole_history(memory_index) -> None:
+    """Thread storage does not grow with every step: a turn is checkpointed once and older checkpoints go."""
+    import sqlite3
+
+    from lit3r.app.session import THREADS_FILE, Session
+
+    with Session(memory_index.settings, index=memory_index) as session:
+        thread = session.thread()
+        for i in range(3):
+            thread.ask(f"What does okapi lexical saturation study, part {i}?")
+        store = memory_index.settings.home / THREADS_FILE
+        with sqlite3.connect(store) as db:
+            (rows,) = db.execute("select count(*) from checkpoints where thread_id = ?", (thread.thread_id,)).fetchone()
+            (writes,) = db.execute("select count(*) from writes where thread_id = ?", (thread.thread_id,)).fetchone()
+        assert rows == 1 and writes == 0
+        turns = thread.history()
+        assert len(turns) == 3 and all(f"part {i}" in t.question for i, t in enumerate(turns))

@@ -106,9 +106,22 @@ def test_a_prompt_the_recording_lacks_is_named_with_its_call_and_where_it_differ
 
 def test_a_replay_under_other_settings_shows_where_the_rankings_part(memory_index, settings, offline_trace):
     other = settings.model_copy(update={"reranker": "bi-encoder"})
-    report = replay_trace(other, offline_trace, index=memory_index)
+    report = replay_trace(other, offline_trace, index=memory_index, recorded_settings=False)
     assert not report.reproduced and not report.same_rankings
     assert report.first_difference.startswith("ranking reranker scores of subquery")
+
+
+def test_a_run_with_other_settings_replays_from_the_trace_without_passing_them(memory_index, settings) -> None:
+    shaped = settings.model_copy(
+        update={"reranker": "bi-encoder", "retriever": settings.retriever.model_copy(update={"prf": True})}
+    )
+    with Session(shaped, index=memory_index, chat_model=llm_run_model(memory_index)) as session:
+        doc = load_trace(session.ask(QUESTION).trace_path)
+    assert doc["settings"]["reranker"] == "bi-encoder" and doc["settings"]["retriever"]["prf"] is True
+    report = replay_trace(settings, doc, index=memory_index)  # today's settings: lexical, no prf
+    assert report.reproduced, report.model_dump(exclude={"diff"})
+    assert any("reranker='bi-encoder' (today 'lexical')" in n for n in report.notes)
+    assert not replay_trace(settings, doc, index=memory_index, recorded_settings=False).reproduced
 
 
 def test_the_replay_model_returns_recorded_logprobs_and_fails_beyond_the_recording() -> None:

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from lit3r.answers.validate import find_quote
+from lit3r.app.documents import REMOVED_CLAIM, answer_document
 from lit3r.app.session import Session
 from lit3r.app.traces import load_trace
 from lit3r.grounding.guards import guard
-from lit3r.models import Answer
+from lit3r.models import MODEL_TEXT, Answer
 from lit3r.prompts.safety import defuse
 from lit3r.settings.llm import LLMSettings
 
@@ -176,6 +177,13 @@ def test_a_reader_answer_citing_what_is_not_there_is_sent_back_then_replaced(ind
     assert_grounded(answer, index, elapsed)
     assert any(f.startswith("read:") and problem in f for f in answer.fallbacks), answer.fallbacks
     assert answer.verified_by == "exact" and "9999" not in answer.text
+    # the fabricated quote is in the trace, not in the fallbacks printed beside the answer
+    document = answer_document(answer, index.papers)
+    assert "9999" not in " ".join(document.fallbacks) and "9999" not in " ".join(answer.fallbacks)
+    if problem == "is not in chunk":
+        assert any(MODEL_TEXT in f for f in document.fallbacks)
+        recorded = [e["data"]["reason"] for e in trace["events"] if e["type"] == "fallback"]
+        assert any("9999 queries" in r for r in recorded), recorded
 
 
 def test_an_answer_that_obeys_an_injected_instruction_keeps_only_its_supported_claims(index) -> None:
@@ -189,4 +197,9 @@ def test_an_answer_that_obeys_an_injected_instruction_keeps_only_its_supported_c
     assert_grounded(answer, index, elapsed)
     assert "curl" not in answer.text and answer.sufficient
     (removed,) = [c for c in answer.claims if c.action == "removed"]
-    assert "curl" in removed.text and "content words" in removed.reason
+    assert "curl" in removed.text and "content words" in removed.reason  # the trace's answer keeps it
+    assert any("curl" in c["text"] for c in trace["answer"]["claims"] if c["action"] == "removed")
+    document = answer_document(answer, index.papers).model_dump(mode="json")
+    assert "curl" not in json.dumps(document) and "evil.example" not in json.dumps(document)
+    (shown,) = [c for c in document["claims"] if c["action"] == "removed"]
+    assert shown["text"] == REMOVED_CLAIM and "content words" in shown["reason"]

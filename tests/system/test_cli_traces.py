@@ -45,8 +45,37 @@ def test_trace_diff_and_replay_from_the_command_line(disk_index, hashing_encoder
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["reproduced"] and report["trace_id"] == lexical and report["replay_trace_id"] != lexical
-    result = _invoke(home, "trace", "replay", lexical, env={"LIT3R_RERANKER": "bi-encoder"})
+    result = _invoke(home, "trace", "replay", lexical, "--current-settings", env={"LIT3R_RERANKER": "bi-encoder"})
     assert result.exit_code == 2 and "DIFFERS" in result.stdout and "rankings: differ" in result.stdout
+    # without the flag the replay runs with the settings the trace recorded: today's reranker does not matter
+    result = _invoke(home, "trace", "replay", bi_encoder, env={"LIT3R_RERANKER": "lexical"})
+    assert result.exit_code == 0 and "reproduced" in result.stdout, result.output
+    assert "reranker='bi-encoder' (today 'lexical')" in " ".join(result.stdout.split())
+
+
+def test_a_trace_records_its_preset_and_settings_and_diff_lists_what_changed(disk_index, hashing_encoder) -> None:
+    home = disk_index.settings.home
+    plain = _ask(home, "lexical")
+    secret = {"LIT3R_RERANKER": "lexical", "LIT3R_LLM__API_KEY": "sk-not-for-traces"}
+    result = _invoke(home, "--preset", "seed", "ask", QUESTION, "--json", env=secret)
+    assert result.exit_code == 0, result.output
+    seed = Path(json.loads(result.stdout)["trace_path"]).stem
+    raw = (home / "traces" / f"{seed}.json").read_text()
+    doc = json.loads(raw)
+    assert "sk-not-for-traces" not in raw
+    assert doc["presets"] == ["seed"] and doc["settings"]["retriever"]["fusion"] == "blend"
+    assert "api_key" not in doc["settings"]["llm"] and "server" not in doc["settings"]
+
+    diff = json.loads(_invoke(home, "trace", "diff", plain, seed, "--json").stdout)
+    assert (diff["a"]["presets"], diff["b"]["presets"]) == ([], ["seed"])
+    changed = {c["key"]: (c["a"], c["b"]) for c in diff["settings"]}
+    assert changed["retriever.fusion"] == ("learned", "blend") and changed["retriever.prf_when"] == ("agree", "always")
+    assert "reranker" not in changed
+    text = " ".join(_invoke(home, "trace", "diff", plain, seed).stdout.split())
+    assert "presets: A defaults, B seed" in text and 'retriever.fusion: A "learned" B "blend"' in text
+    # a replay of the seed run needs no --preset
+    result = _invoke(home, "trace", "replay", seed, env={"LIT3R_RERANKER": "lexical"})
+    assert result.exit_code == 0 and "reproduced" in result.stdout, result.output
 
 
 def test_trace_commands_name_a_missing_or_broken_trace(disk_index, hashing_encoder, tmp_path: Path) -> None:
