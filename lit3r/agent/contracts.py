@@ -8,7 +8,7 @@ the run uses; the tools' docstrings (:mod:`lit3r.agent.adapters`) keep the contr
 
 from __future__ import annotations
 
-from lit3r.retrieval.config import RetrieverSettings
+from lit3r.settings.retrieval import RetrieverSettings
 from lit3r.settings import Settings
 
 

@@ -29,7 +29,7 @@ from lit3r.llm.wrapper import LLM, Breaker
 from lit3r.models import Answer, Citation, Locator
 from lit3r.retrieval.search import rank_chunks
 from lit3r.settings import Settings
-from lit3r.tools.trace import TraceRecorder
+from lit3r.llm.trace import TraceRecorder
 
 MAX_PAPERS = 8
 PASSAGES = 4

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lit3r.retrieval import fusion
-from lit3r.retrieval.config import RetrieverSettings
+from lit3r.settings.retrieval import RetrieverSettings
 from lit3r.tools.context import ToolContext
 
 RESCORED = "rescored"
