@@ -209,8 +209,16 @@ function renderAnswer(item, doc) {
     text.insertAdjacentHTML("beforebegin", `<p class="standalone">Answered as: ${esc(doc.question)}</p>`);
   }
   const byNumber = new Map(citations.map((c) => [String(c.number), c]));
-  for (const chip of text.querySelectorAll(".chip")) {
-    const citation = byNumber.get(chip.dataset.n);
+  const chips = [...text.querySelectorAll(".chip")];
+  const seen = new Map();
+  for (const chip of chips) {
+    // The k-th [n] shows its own sentence's quote (quotes[k]) when there is one quote per marker of n.
+    const shared = byNumber.get(chip.dataset.n);
+    const k = seen.get(chip.dataset.n) || 0;
+    seen.set(chip.dataset.n, k + 1);
+    const markers = chips.filter((c) => c.dataset.n === chip.dataset.n).length;
+    const own = shared.quotes && shared.quotes.length === markers ? shared.quotes[k] : null;
+    const citation = own ? { ...shared, quote: own } : shared;
     chip.addEventListener("mouseenter", () => showCard(chip, citation));
     chip.addEventListener("focus", () => showCard(chip, citation));
     chip.addEventListener("mouseleave", hideCard);
