@@ -29,3 +29,14 @@ def test_each_marker_of_one_chunk_keeps_its_own_quote() -> None:
     renumbered, numbers = stable_numbers(answer, {"other::c9": 1})
     assert numbers["p::c1"] == 2 and renumbered.citations[0].quotes == citation.quotes
     assert renumbered.model_dump(mode="json")["citations"][0]["quotes"] == citation.quotes
+
+
+def test_the_answer_document_carries_each_markers_quote() -> None:
+    from lit3r.app.documents import answer_document
+
+    chunk = Chunk(id="p::c1", paper_id="p", type="text", text=TEXT, locator=Locator(section="Results"))
+    units = candidates([chunk])
+    answer = render("What did verification change?", [units[0], units[-1]])
+    document = answer_document(answer, {}).model_dump(mode="json")
+    assert document["citations"][0]["quotes"] == [units[0].text, units[-1].text]
+    assert document["citations"][0]["quote"] == answer.citations[0].quote
