@@ -25,11 +25,11 @@ from lit3r.app.traces import load_trace, new_trace_id, trace_path, write_trace
 from lit3r.grounding.stance import OfflineStance, PaperVerdict, Passage
 from lit3r.grounding.stance_llm import LLMStance
 from lit3r.llm.budget import Budget
+from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM, Breaker
 from lit3r.models import Answer, Citation, Locator
 from lit3r.retrieval.search import rank_chunks
 from lit3r.settings import Settings
-from lit3r.llm.trace import TraceRecorder
 
 MAX_PAPERS = 8
 PASSAGES = 4

@@ -69,7 +69,12 @@ def render(question: str, chosen: list[Candidate], prefix: str = "") -> Answer:
             own.setdefault(chunk.id, []).append(chunk.text[s:e])
     citations = [
         Citation(
-            number=numbers[cid], chunk_id=cid, paper_id=c.paper_id, locator=c.locator, quote=c.text[s:e], quotes=own[cid]
+            number=numbers[cid],
+            chunk_id=cid,
+            paper_id=c.paper_id,
+            locator=c.locator,
+            quote=c.text[s:e],
+            quotes=own[cid],
         )
         for cid, (c, s, e) in spans.items()
     ]

@@ -83,6 +83,10 @@ def test_catalog_migration_gives_old_threads_an_origin(tmp_path: Path) -> None:
         catalog.close()
     reopened = Catalog(tmp_path)  # the migration runs once: a second open keeps the origins
     try:
-        assert {t["id"]: t["origin"] for t in reopened.threads()} == {"chat-a": "ui", "chat-b": "openai", "chat-c": "api"}
+        assert {t["id"]: t["origin"] for t in reopened.threads()} == {
+            "chat-a": "ui",
+            "chat-b": "openai",
+            "chat-c": "api",
+        }
     finally:
         reopened.close()

@@ -118,8 +118,10 @@ async def list_threads(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     origin: Annotated[
-        Literal["ui", "api", "openai"] | None, Query(description="Only the threads made by the web UI, the API "
-                                                               "or the chat-completions endpoint; default: all.")
+        Literal["ui", "api", "openai"] | None,
+        Query(
+            description="Only the threads made by the web UI, the API or the chat-completions endpoint; default: all."
+        ),
     ] = None,
     q: Annotated[str | None, Query(max_length=200, description="Only threads whose title contains this.")] = None,
 ) -> dict:
