@@ -191,6 +191,11 @@ class Citation(BaseModel):
     paper_id: str = Field(description="Id of the cited chunk's paper.")
     locator: Locator = Field(description="Where the cited chunk sits in its paper.")
     quote: str = Field(description="Text quoted verbatim from the cited chunk that supports the claim.")
+    quotes: list[str] = Field(
+        default_factory=list,
+        description="When readers set it: the verbatim quote of each sentence that cites this chunk, in the order of "
+        "the [n] markers in the text (the k-th [n] rests on quotes[k]); ``quote`` spans them all.",
+    )
 
 
 class ClaimCheck(BaseModel):

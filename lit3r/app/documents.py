@@ -41,6 +41,10 @@ class CitedPassage(BaseModel):
     paper_title: str = Field(default="", description="That paper's title.")
     locator: Locator = Field(description="Where the chunk sits in its paper: page, section, paragraph, object, span.")
     quote: str = Field(description="Text quoted verbatim from the chunk that supports the claim.")
+    quotes: list[str] = Field(
+        default_factory=list,
+        description="Each [n] marker's own quote, in the order of the markers (empty when the reader gave none).",
+    )
 
 
 class AnswerDocument(BaseModel):
@@ -99,6 +103,7 @@ def answer_document(
             paper_title=papers[c.paper_id].title if c.paper_id in papers else "",
             locator=c.locator,
             quote=c.quote,
+            quotes=c.quotes,
         )
         for c in answer.citations
     ]

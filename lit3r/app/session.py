@@ -435,6 +435,12 @@ class Thread:
         graph = self.session.threaded_graph()
         return turns_of(graph.get_state(run_config(self.thread_id)).values)
 
+    def delete(self) -> None:
+        """Remove the thread's checkpoints from the thread store (its turns, pool and citation numbers)."""
+        graph = self.session.threaded_graph()
+        with self.session.thread_lock(self.thread_id):
+            graph.checkpointer.delete_thread(self.thread_id)
+
     def reply(
         self,
         message: str,

@@ -195,8 +195,10 @@ def build_server(
         ] = None,
         new_thread: Annotated[
             bool,
-            Field(description="Start a new thread with this question (under thread_id if given); the result's "
-                  "thread_id names it for the next turns."),
+            Field(
+                description="Start a new thread with this question (under thread_id if given); the result's "
+                "thread_id names it for the next turns."
+            ),
         ] = False,
     ) -> AskResult:
         """Answer a question from the papers with inline citations [n]; each citation names its chunk, paper,

@@ -52,19 +52,30 @@ def render(question: str, chosen: list[Candidate], prefix: str = "") -> Answer:
 
     A chosen unit of several sentences (a caption, a paragraph's closing lines) gets its marker after each
     of them, so every sentence of the answer is a claim that names its source. A chunk's quote runs from
-    its first chosen unit to its last, so it is one verbatim slice.
+    its first chosen unit to its last, so it is one verbatim slice; its ``quotes`` hold each marker's own
+    sentence, in the order of the markers, so a chunk cited by two sentences shows each its own quote.
     """
     numbers: dict[str, int] = {}
     spans: dict[str, tuple[Chunk, int, int]] = {}
+    own: dict[str, list[str]] = {}
     parts = []
     for candidate in chosen:
         chunk, unit = candidate.chunk, candidate.unit
         number = numbers.setdefault(chunk.id, len(numbers) + 1)
         _, start, end = spans.get(chunk.id, (chunk, unit.start, unit.end))
         spans[chunk.id] = (chunk, min(start, unit.start), max(end, unit.end))
-        parts.extend(f"{chunk.text[s:e]} [{number}]" for s, e in candidate.sentences())
+        for s, e in candidate.sentences():
+            parts.append(f"{chunk.text[s:e]} [{number}]")
+            own.setdefault(chunk.id, []).append(chunk.text[s:e])
     citations = [
-        Citation(number=numbers[cid], chunk_id=cid, paper_id=c.paper_id, locator=c.locator, quote=c.text[s:e])
+        Citation(
+            number=numbers[cid],
+            chunk_id=cid,
+            paper_id=c.paper_id,
+            locator=c.locator,
+            quote=c.text[s:e],
+            quotes=own[cid],
+        )
         for cid, (c, s, e) in spans.items()
     ]
     return Answer(question=question, text=prefix + " ".join(parts), citations=citations, sufficient=True)

@@ -97,7 +97,7 @@ def conversation_thread(
     if known is not None:
         return session.thread(known)
     thread = session.thread()
-    catalog.add_thread(thread.thread_id)
+    catalog.add_thread(thread.thread_id, origin="openai")
     for _role, text in [m for m in prior if m[0] == "user"][-HISTORY_TURNS:]:
         turn(thread, catalog, text, planner)
     return thread

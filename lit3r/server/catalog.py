@@ -21,13 +21,15 @@ from lit3r.server.errors import ApiError
 
 FILE = "server.sqlite"
 TITLE_CHARS = 80
+ORIGINS = ("ui", "api", "openai")  # who made a thread: the web UI, the HTTP API, the chat-completions endpoint
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    origin TEXT NOT NULL DEFAULT 'api'
 );
 CREATE TABLE IF NOT EXISTS turns (
     thread_id TEXT NOT NULL,
@@ -66,14 +68,32 @@ class Catalog:
         self._lock = threading.Lock()
         with self._lock:
             self._db.executescript(_SCHEMA)
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Give a catalogue written before threads had an origin its ``origin`` column: a thread that continues
+        a chat-completions conversation is 'openai', every other one 'ui' (all of them were in the web UI's
+        sidebar before, so none disappears from it)."""
+        columns = {row["name"] for row in self._db.execute("PRAGMA table_info(threads)")}
+        if "origin" in columns:
+            return
+        with self._db:
+            self._db.execute("ALTER TABLE threads ADD COLUMN origin TEXT NOT NULL DEFAULT 'api'")
+            self._db.execute(
+                "UPDATE threads SET origin = CASE WHEN id IN (SELECT thread_id FROM conversations) "
+                "THEN 'openai' ELSE 'ui' END"
+            )
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
-    def add_thread(self, thread_id: str, title: str = "") -> dict[str, Any]:
-        """Record a thread (no-op when known) and return it; past ``max_threads`` a new one is refused with
-        HTTP 429 ``too_many_threads`` (nothing is dropped: a thread another client holds stays answerable)."""
+    def add_thread(self, thread_id: str, title: str = "", origin: str = "api") -> dict[str, Any]:
+        """Record a thread made by ``origin`` (one of :data:`ORIGINS`; no-op when known) and return it; past
+        ``max_threads`` a new one is refused with HTTP 429 ``too_many_threads`` (nothing is dropped: a thread
+        another client holds stays answerable)."""
+        if origin not in ORIGINS:
+            raise ValueError(f"origin: {origin!r} is not one of {', '.join(ORIGINS)}")
         stamp = now()
         with self._lock, self._db:
             known = self._db.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone()
@@ -86,7 +106,8 @@ class Catalog:
                     f"{count}; continue an existing thread or raise the limit",
                 )
             self._db.execute(
-                "INSERT OR IGNORE INTO threads VALUES (?, ?, ?, ?)", (thread_id, title[:TITLE_CHARS], stamp, stamp)
+                "INSERT OR IGNORE INTO threads (id, title, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?)",
+                (thread_id, title[:TITLE_CHARS], stamp, stamp, origin),
             )
         return self.thread(thread_id) or {}
 
@@ -98,22 +119,49 @@ class Catalog:
             ).fetchone()
         return dict(row) if row else None
 
-    def threads(self, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
-        """Threads, the most recently used first."""
+    def threads(
+        self, limit: int = 100, offset: int = 0, origin: str | None = None, query: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Threads, the most recently used first; ``origin``: only those it made; ``query``: only those whose
+        title contains it (case-insensitive for ASCII letters)."""
+        where, params = [], []
+        if origin is not None:
+            where.append("origin = ?")
+            params.append(origin)
+        if query:
+            escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where.append("title LIKE ? ESCAPE '\\'")
+            params.append(f"%{escaped}%")
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
         with self._lock:
             rows = self._db.execute(
                 "SELECT t.*, (SELECT COUNT(*) FROM turns WHERE thread_id = t.id) AS turns FROM threads t "
-                "ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
-                (limit, offset),
+                f"{clause}ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?",
+                (*params, limit, offset),
             ).fetchall()
         return [dict(r) for r in rows]
+
+    def rename_thread(self, thread_id: str, title: str) -> dict[str, Any] | None:
+        """Give a known thread a new title; the thread, or None when unknown."""
+        with self._lock, self._db:
+            self._db.execute("UPDATE threads SET title = ? WHERE id = ?", (title[:TITLE_CHARS], thread_id))
+        return self.thread(thread_id)
+
+    def delete_thread(self, thread_id: str) -> bool:
+        """Forget a thread, its turns and the conversations that continue in it; whether it was known."""
+        with self._lock, self._db:
+            gone = self._db.execute("DELETE FROM threads WHERE id = ?", (thread_id,)).rowcount
+            self._db.execute("DELETE FROM turns WHERE thread_id = ?", (thread_id,))
+            self._db.execute("DELETE FROM conversations WHERE thread_id = ?", (thread_id,))
+        return bool(gone)
 
     def add_turn(self, thread_id: str, position: int, message: str, trace_id: str) -> None:
         """Record a thread's answered turn; the first one names an untitled thread."""
         stamp = now()
         with self._lock, self._db:
             self._db.execute(
-                "INSERT OR IGNORE INTO threads VALUES (?, ?, ?, ?)", (thread_id, message[:TITLE_CHARS], stamp, stamp)
+                "INSERT OR IGNORE INTO threads (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                (thread_id, message[:TITLE_CHARS], stamp, stamp),
             )
             self._db.execute(
                 "UPDATE threads SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",

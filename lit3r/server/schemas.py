@@ -79,6 +79,13 @@ class ExportDocument(BaseModel):
 
 class ThreadCreate(Strict):
     title: str = Field(default="", max_length=200, description="A title; default: the first message.")
+    origin: Literal["ui", "api"] = Field(
+        default="api", description="Who makes the thread: 'ui' (the web UI lists only these) or 'api'."
+    )
+
+
+class ThreadRename(Strict):
+    title: str = Field(min_length=1, max_length=200, description="The thread's new title.")
 
 
 class MessageRequest(Strict):
@@ -89,6 +96,7 @@ class MessageRequest(Strict):
 class ThreadInfo(BaseModel):
     thread_id: str
     title: str
+    origin: str = Field(default="api", description="Who made the thread: 'ui', 'api' or 'openai'.")
     created_at: str | None = None
     updated_at: str | None = None
     turns: int

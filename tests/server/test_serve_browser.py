@@ -325,3 +325,32 @@ def test_check_mode_says_when_the_library_does_not_address_a_claim(page) -> None
     check(page, "Penguins migrate north to breed on coastal cliffs.")
     assert "does not address" in page.locator("#check-summary").inner_text()
     assert page.locator("#check-table .check-quote").count() == 0
+
+
+def test_the_sidebar_lists_the_ui_threads_and_searches_renames_and_deletes_them(page, server) -> None:
+    api_thread = httpx.post(f"{server.base_url}/v1/threads", json={"title": "Made by a script"}, timeout=30).json()
+    ask(page, DEMO_QUESTION)
+    sidebar = page.locator("#thread-list")
+    sidebar.locator("button[data-thread]").first.wait_for()
+    ids = [b.get_attribute("data-thread") for b in sidebar.locator("button[data-thread]").all()]
+    assert api_thread["thread_id"] not in ids, "threads of the API stay out of the sidebar"
+    mine = ids[0]
+    assert httpx.get(f"{server.base_url}/v1/threads/{mine}", timeout=30).json()["origin"] == "ui"
+    page.once("dialog", lambda dialog: dialog.accept("Verification findings"))
+    sidebar.locator(f"button[data-rename='{mine}']").click()
+    page.wait_for_selector(f"#thread-list button[data-thread='{mine}']:has-text('Verification findings')")
+    page.fill("#thread-search", "findings")
+    page.wait_for_function("() => document.querySelectorAll('#thread-list button[data-thread]').length === 1")
+    page.fill("#thread-search", "no thread is called this")
+    page.locator("#threads-empty:has-text('No thread matches')").wait_for()
+    page.fill("#thread-search", "findings")
+    row = sidebar.locator(f"button[data-delete='{mine}']")
+    row.wait_for()
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    row.click()
+    assert httpx.get(f"{server.base_url}/v1/threads/{mine}", timeout=30).status_code == 200, "cancel keeps it"
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.click()
+    page.locator("#threads-empty:has-text('No thread matches')").wait_for()
+    assert httpx.get(f"{server.base_url}/v1/threads/{mine}", timeout=30).status_code == 404
+    assert page.locator(".msg").count() == 0, "the open thread's messages go with it"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
@@ -30,6 +30,7 @@ from lit3r.server.schemas import (
     ThreadCreate,
     ThreadHistory,
     ThreadInfo,
+    ThreadRename,
 )
 from lit3r.server.sse import PING, SSE_RESPONSE, frame, stream
 
@@ -106,7 +107,8 @@ async def create_thread(runtime: Annotated[Runtime, Depends(runtime_of)], body: 
     """Start a conversation; post messages to it with `POST /v1/threads/{thread_id}/messages`."""
     with runtime.lease() as lease:
         thread = lease.session.thread()
-    record = runtime.catalog.add_thread(thread.thread_id, (body or ThreadCreate()).title)
+    body = body or ThreadCreate()
+    record = runtime.catalog.add_thread(thread.thread_id, body.title, body.origin)
     return _info(record)
 
 
@@ -115,9 +117,45 @@ async def list_threads(
     runtime: Annotated[Runtime, Depends(runtime_of)],
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    origin: Annotated[
+        Literal["ui", "api", "openai"] | None,
+        Query(
+            description="Only the threads made by the web UI, the API or the chat-completions endpoint; default: all."
+        ),
+    ] = None,
+    q: Annotated[str | None, Query(max_length=200, description="Only threads whose title contains this.")] = None,
 ) -> dict:
     """The threads this server knows, the most recently used first."""
-    return {"threads": [_info(t) for t in runtime.catalog.threads(limit, offset)]}
+    return {"threads": [_info(t) for t in runtime.catalog.threads(limit, offset, origin, q)]}
+
+
+@router.patch("/threads/{thread_id}", response_model=ThreadInfo)
+async def rename_thread(thread_id: ThreadId, body: ThreadRename, request: Request) -> dict:
+    """Give a thread a new title."""
+    runtime = runtime_of(request)
+    title = " ".join(body.title.split())
+    if not title:
+        raise ApiError(400, "bad_request", "title: the title is blank")
+    with runtime.lease() as lease:
+        _known(runtime, lease.session, thread_id)
+    runtime.catalog.add_thread(thread_id)  # a thread of the thread store that this server did not make
+    return _info(runtime.catalog.rename_thread(thread_id, title) or {})
+
+
+@router.delete("/threads/{thread_id}", status_code=204)
+async def delete_thread(thread_id: ThreadId, request: Request) -> None:
+    """Delete a thread: its catalogue entry and its checkpoints in the thread store (turns, pool, numbers)."""
+    runtime = runtime_of(request)
+    with runtime.lease() as lease:
+        _known(runtime, lease.session, thread_id)
+        lock = runtime.thread_lock(thread_id)
+        if not lock.acquire(blocking=False):
+            raise ApiError(409, "thread_busy", f"thread {thread_id!r} is answering a turn; delete it after that")
+        try:
+            lease.session.thread(thread_id).delete()
+            runtime.catalog.delete_thread(thread_id)
+        finally:
+            lock.release()
 
 
 @router.get("/threads/{thread_id}", response_model=ThreadHistory)
@@ -189,6 +227,7 @@ def _info(record: dict) -> dict:
     return {
         "thread_id": record["id"],
         "title": record.get("title") or "",
+        "origin": record.get("origin") or "api",
         "created_at": record.get("created_at"),
         "updated_at": record.get("updated_at"),
         "turns": record.get("turns", 0),

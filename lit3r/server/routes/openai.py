@@ -87,7 +87,9 @@ async def _chunks(runtime: Runtime, ticket: Ticket, work: Any, model: str, inclu
         yield frame(None, openai_compat.chunk(completion_id, model, {"content": document["answer"]}))
         if value["sources"]:
             yield frame(None, openai_compat.chunk(completion_id, model, {"content": "\n\n" + value["sources"]}))
-        yield frame(None, openai_compat.chunk(completion_id, model, {}, "stop", document, **openai_compat.extras(document)))
+        yield frame(
+            None, openai_compat.chunk(completion_id, model, {}, "stop", document, **openai_compat.extras(document))
+        )
         if include_usage:
             last = openai_compat.chunk(completion_id, model, {}, usage=value["usage"])
             last["choices"] = []

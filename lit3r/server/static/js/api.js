@@ -50,7 +50,7 @@ export async function api(path, { method = "GET", body } = {}) {
     throw new ApiError(0, "network", `cannot reach the server (${err.message})`);
   }
   if (!response.ok) throw await failure(response);
-  return response.json();
+  return response.status === 204 ? null : response.json();
 }
 
 // POST (or GET) and read the response as server-sent events; onEvent(name, data) for each event.

@@ -53,23 +53,69 @@ export function initChat({ openTrace }) {
   });
 }
 
+// The sidebar lists the threads the web UI made (those of the API and the chat-completions endpoint stay out),
+// filtered by the search box's words in their titles; each has rename and delete buttons.
+const threadSearch = document.getElementById("thread-search");
+let searchTimer = null;
+
 export async function loadThreads() {
-  const { threads } = await api("/v1/threads");
-  document.getElementById("threads-empty").hidden = threads.length > 0;
+  const params = new URLSearchParams({ origin: "ui" });
+  const q = threadSearch.value.trim();
+  if (q) params.set("q", q);
+  const { threads } = await api(`/v1/threads?${params}`);
+  const empty = document.getElementById("threads-empty");
+  empty.hidden = threads.length > 0;
+  empty.textContent = q ? "No thread matches." : "No conversations yet.";
   threadList.innerHTML = threads
-    .map((t) => `<li><button type="button" data-thread="${esc(t.thread_id)}" title="${esc(t.title)}">` +
-      `${esc(t.title || t.thread_id)}</button></li>`)
+    .map((t) => {
+      const id = esc(t.thread_id);
+      const name = esc(t.title || t.thread_id);
+      return `<li><button type="button" data-thread="${id}" title="${esc(t.title)}">${name}</button>` +
+        `<button type="button" class="thread-action" data-rename="${id}" aria-label="Rename ${name}" title="Rename">✎</button>` +
+        `<button type="button" class="thread-action" data-delete="${id}" aria-label="Delete ${name}" title="Delete">✕</button></li>`;
+    })
     .join("");
   markCurrent();
 }
 
-threadList.addEventListener("click", (e) => {
-  const target = e.target.closest("button[data-thread]");
-  if (target) openThread(target.dataset.thread).catch((err) => reportError(err, "open the thread"));
+threadSearch.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => loadThreads().catch((err) => reportError(err, "search the threads")), 200);
 });
 
+threadList.addEventListener("click", (e) => {
+  const open = e.target.closest("button[data-thread]");
+  if (open) openThread(open.dataset.thread).catch((err) => reportError(err, "open the thread"));
+  const rename = e.target.closest("button[data-rename]");
+  if (rename) renameThread(rename.dataset.rename).catch((err) => reportError(err, "rename the thread"));
+  const remove = e.target.closest("button[data-delete]");
+  if (remove) deleteThread(remove.dataset.delete).catch((err) => reportError(err, "delete the thread"));
+});
+
+async function renameThread(id) {
+  const current = threadList.querySelector(`button[data-thread="${CSS.escape(id)}"]`)?.textContent || "";
+  const title = window.prompt("New title of the thread", current);
+  if (title === null || !title.trim()) return;
+  await api(`/v1/threads/${encodeURIComponent(id)}`, { method: "PATCH", body: { title: title.trim() } });
+  await loadThreads();
+}
+
+async function deleteThread(id) {
+  const name = threadList.querySelector(`button[data-thread="${CSS.escape(id)}"]`)?.textContent || id;
+  if (!window.confirm(`Delete the thread "${name}"? Its turns cannot be recovered.`)) return;
+  await api(`/v1/threads/${encodeURIComponent(id)}`, { method: "DELETE" });
+  if (id === threadId) {
+    threadId = null;
+    list.innerHTML = "";
+    hero.hidden = false;
+  }
+  await loadThreads();
+}
+
 function markCurrent() {
-  for (const b of threadList.querySelectorAll("button")) b.setAttribute("aria-current", String(b.dataset.thread === threadId));
+  for (const b of threadList.querySelectorAll("button[data-thread]")) {
+    b.setAttribute("aria-current", String(b.dataset.thread === threadId));
+  }
 }
 
 async function openThread(id) {
@@ -163,8 +209,16 @@ function renderAnswer(item, doc) {
     text.insertAdjacentHTML("beforebegin", `<p class="standalone">Answered as: ${esc(doc.question)}</p>`);
   }
   const byNumber = new Map(citations.map((c) => [String(c.number), c]));
-  for (const chip of text.querySelectorAll(".chip")) {
-    const citation = byNumber.get(chip.dataset.n);
+  const chips = [...text.querySelectorAll(".chip")];
+  const seen = new Map();
+  for (const chip of chips) {
+    // The k-th [n] shows its own sentence's quote (quotes[k]) when there is one quote per marker of n.
+    const shared = byNumber.get(chip.dataset.n);
+    const k = seen.get(chip.dataset.n) || 0;
+    seen.set(chip.dataset.n, k + 1);
+    const markers = chips.filter((c) => c.dataset.n === chip.dataset.n).length;
+    const own = shared.quotes && shared.quotes.length === markers ? shared.quotes[k] : null;
+    const citation = own ? { ...shared, quote: own } : shared;
     chip.addEventListener("mouseenter", () => showCard(chip, citation));
     chip.addEventListener("focus", () => showCard(chip, citation));
     chip.addEventListener("mouseleave", hideCard);
@@ -244,7 +298,7 @@ async function ask(raw) {
   const item = addBot();
   try {
     if (!threadId) {
-      threadId = (await api("/v1/threads", { method: "POST", body: {} })).thread_id;
+      threadId = (await api("/v1/threads", { method: "POST", body: { origin: "ui" } })).thread_id;
     }
     let answered = false;
     await stream(`/v1/threads/${encodeURIComponent(threadId)}/messages/stream`, {
