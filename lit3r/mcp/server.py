@@ -11,8 +11,9 @@
 
 Bad arguments come back as MCP errors (a tool result with ``isError``, or an invalid-params error for a resource),
 never as a dead server. ``ask`` runs the session's one answer path in a worker thread; every trace event that
-completes becomes a progress notification (all of them sent before the result), and a heartbeat goes out every ``heartbeat_s`` seconds while a step
-(a long model call) is still running, so hosts that reset their request time-out on progress keep waiting.
+completes becomes a progress notification (all of them sent before the result), and a heartbeat goes out every
+``heartbeat_s`` seconds while a step (a long model call) is still running, so hosts that reset their request
+time-out on progress keep waiting.
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def test_every_trace_event_reaches_the_client_as_progress_before_the_result(sess
     async def body(client):
         nonlocal delay
         counts = []
-        for delay in delays:
+        for delay in delays:  # noqa: B007 (slow_send reads it: nonlocal)
             steps: list[str] = []
 
             async def on_progress(_value, _total, message, steps=steps) -> None:
