@@ -94,10 +94,16 @@ def body_first(scored: list[tuple[Candidate, float]], min_score: float) -> list[
     return body if any(s > min_score for _, s in body) else scored
 
 
+GENRE_WORDS = ("paper", "papers", "study", "studies", "studied", "work", "works", "article", "articles", "author",
+               "authors", "research", "propose", "proposed", "proposes")
+"""Words that name the kind of document asked about ("which paper studies ..."), not what it says: left out of
+:func:`coverage`, where a word no unit holds weighs most."""
+
+
 def coverage(question: str, scored: list[tuple[Candidate, float]]) -> float:
-    """The share of the question's terms, weighted by BM25 idf over the scored units, in the best-scoring unit
-    (1.0 for a question without terms; 0.0 without units)."""
-    query = query_terms(question)
+    """The share of the question's terms (less :data:`GENRE_WORDS`), weighted by BM25 idf over the scored units, in
+    the best-scoring unit (1.0 for a question without terms; 0.0 without units)."""
+    query = query_terms(question) - set(terms([" ".join(GENRE_WORDS)])[0])
     if not query:
         return 1.0
     if not scored:
