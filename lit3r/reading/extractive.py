@@ -94,8 +94,23 @@ def body_first(scored: list[tuple[Candidate, float]], min_score: float) -> list[
     return body if any(s > min_score for _, s in body) else scored
 
 
-GENRE_WORDS = ("paper", "papers", "study", "studies", "studied", "work", "works", "article", "articles", "author",
-               "authors", "research", "propose", "proposed", "proposes")
+GENRE_WORDS = (
+    "paper",
+    "papers",
+    "study",
+    "studies",
+    "studied",
+    "work",
+    "works",
+    "article",
+    "articles",
+    "author",
+    "authors",
+    "research",
+    "propose",
+    "proposed",
+    "proposes",
+)
 """Words that name the kind of document asked about ("which paper studies ..."), not what it says: left out of
 :func:`coverage`, where a word no unit holds weighs most."""
 

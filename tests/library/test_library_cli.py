@@ -96,10 +96,10 @@ def test_ingest_needs_something_to_read(tmp_path: Path) -> None:
 def test_the_api_filters_by_collection_and_returns_the_export(tmp_path: Path, hashing_encoder) -> None:
     import pytest
 
+    from lit3r.app.errors import NotFound, UserError
     from lit3r.app.session import Session
     from lit3r.server import answering
     from lit3r.server.catalog import Catalog
-    from lit3r.app.errors import NotFound, UserError
     from lit3r.server.errors import as_api_error
     from lit3r.server.schemas import AskRequest
     from lit3r.settings import load_settings
