@@ -23,7 +23,7 @@ def test_bad_requests_are_named(server) -> None:
     empty = httpx.post(f"{server.base_url}/v1/check", json={"claim": ""}, timeout=30)
     assert empty.status_code == 422
     unknown = httpx.post(f"{server.base_url}/v1/check", json={"claim": "x y z", "papers": ["nope"]}, timeout=60)
-    assert unknown.status_code == 422 and "nope" in unknown.text
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "unknown_paper" and "nope" in unknown.text
 
 
 def test_a_keyed_server_refuses_a_check_without_the_key(keyed_server) -> None:
