@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,7 @@ from rich.text import Text
 
 from lit3r.app.documents import step_line
 from lit3r.cli.app import app, err, existing_home, fail, out, printable, state
-from lit3r.models import Answer, TraceEvent
+from lit3r.models import Answer, Paper, TraceEvent
 
 trace_app = typer.Typer(no_args_is_help=True, help="Inspect the traces of answered questions.")
 
@@ -67,14 +68,19 @@ def library_filter(
     tag: list[str] | None,
     year: str | None,
     author: list[str] | None,
+    papers: Mapping[str, Paper] | None = None,
 ) -> list[str] | None:
     """The paper ids ``--paper`` and the library filters leave (None: no restriction); exits with the reason
-    when they leave none or a year range cannot be read."""
-    from lit3r.app.filters import PaperFilter, restrict_for
+    when they leave none or a year range cannot be read. ``papers``: the open session's index papers (else the
+    index is opened for a non-empty filter)."""
+    from lit3r.app.filters import PaperFilter, restrict, restrict_for
     from lit3r.index.corpus_index import IndexNotBuiltError
 
     try:
-        return restrict_for(state.settings, PaperFilter.of(collection, tag, year, author), paper)
+        paper_filter = PaperFilter.of(collection, tag, year, author)
+        if papers is not None:
+            return restrict(papers, paper_filter, paper)
+        return restrict_for(state.settings, paper_filter, paper)
     except (IndexNotBuiltError, ValueError) as exc:
         fail(str(exc))
 
@@ -120,18 +126,18 @@ def ask(
     if export is not None and as_json:
         fail("--format and --json each print one document: choose one")
     existing_home()
-    allowed = library_filter(paper, collection, tag, year, author)
     with Session(state.settings, planner=kind) as session:
+        allowed = library_filter(paper, collection, tag, year, author, papers=session.index.papers)
         on_event = print_step if steps else None
         reply = session.reply(question, options=option, allowed_papers=allowed, thread_id=thread, on_event=on_event)
+        if export is not None:  # from the papers the session has open: no second index load
+            from lit3r.app.export import export_answer
+
+            exported = export_answer(reply.answer, session.index.papers, export, style)  # type: ignore[arg-type]
     if as_json:
         print(json.dumps(reply.document.model_dump(mode="json"), indent=1, ensure_ascii=False))
     elif export is not None:
-        from lit3r.app.export import export_answer
-        from lit3r.app.filters import indexed_papers
-
-        papers = indexed_papers(state.settings)
-        print(printable(export_answer(reply.answer, papers, export, style)), end="")  # type: ignore[arg-type]
+        print(printable(exported), end="")
     else:
         print_answer(reply.answer)
 

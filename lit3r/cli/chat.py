@@ -47,8 +47,8 @@ def chat(
     from lit3r.app.session import Session, planner_kind
 
     kind = planner_kind(planner)  # app errors end in one line (lit3r.cli.app.Lit3rGroup)
-    allowed = library_filter(None, collection, tag, year, author)
     with Session(state.settings, planner=kind) as session:
+        allowed = library_filter(None, collection, tag, year, author, papers=session.index.papers)
         conversation = session.thread(thread)
         earlier = len(conversation.history())
         out.print(printable(f"thread: {conversation.thread_id}"), highlight=False, markup=False)
