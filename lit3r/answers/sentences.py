@@ -59,7 +59,7 @@ class Unit:
     context: str = ""
 
 
-def _strip(text: str, start: int, end: int) -> Span:
+def strip_span(text: str, start: int, end: int) -> Span:
     """Narrow ``text[start:end]`` so it neither starts nor ends with white space."""
     while start < end and text[start].isspace():
         start += 1
@@ -72,9 +72,9 @@ def _pieces(text: str, start: int, end: int, boundary: re.Pattern[str]) -> list[
     """Non-empty stripped stretches of ``text[start:end]`` between matches of ``boundary``."""
     spans, cursor = [], start
     for match in boundary.finditer(text, start, end):
-        spans.append(_strip(text, cursor, match.start()))
+        spans.append(strip_span(text, cursor, match.start()))
         cursor = match.end()
-    spans.append(_strip(text, cursor, end))
+    spans.append(strip_span(text, cursor, end))
     return [(s, e) for s, e in spans if s < e]
 
 
@@ -104,9 +104,9 @@ def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[S
         for match in _END.finditer(text, para_start, para_end):
             last_mark = match.start() + len(match.group(0).rstrip("\"'\u201d\u2019)]")) - 1
             if _is_boundary(text, last_mark, match.end(), para_end):
-                spans.append(_strip(text, cursor, match.end()))
+                spans.append(strip_span(text, cursor, match.end()))
                 cursor = match.end()
-        spans.append(_strip(text, cursor, para_end))
+        spans.append(strip_span(text, cursor, para_end))
     return [(s, e) for s, e in spans if s < e]
 
 

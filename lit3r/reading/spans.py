@@ -27,9 +27,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lit3r.answers.sentences import Span, strip_span
 from lit3r.reading.scoring import terms
-
-Span = tuple[int, int]
 
 FUNCTION_WORDS = frozenset(
     {"a", "an", "the", "this", "that", "these", "those", "such", "some", "any", "each", "every", "all", "both"}
@@ -96,15 +95,6 @@ def _trimmable(tokens: list[Token], question_terms: set[str]) -> list[bool]:
     ]
 
 
-def _strip(text: str, start: int, end: int) -> Span:
-    """``(start, end)`` narrowed past white space at both ends."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def clauses(text: str, start: int, end: int) -> list[Span]:
     """``text[start:end]`` cut at semicolons, colons, dashes and commas that open a subordinate clause."""
     cuts: list[Span] = [(m.start(), m.end()) for m in _CLAUSE_BREAK.finditer(text, start, end)]
@@ -118,7 +108,7 @@ def clauses(text: str, start: int, end: int) -> list[Span]:
             spans.append((cursor, cut_start))
             cursor = cut_end
     spans.append((cursor, end))
-    return [stripped for s, e in spans if (stripped := _strip(text, s, e))[0] < stripped[1]]
+    return [stripped for s, e in spans if (stripped := strip_span(text, s, e))[0] < stripped[1]]
 
 
 def _balanced(text: str, start: int, end: int, limit: int) -> Span:
