@@ -30,6 +30,8 @@ from lit3r.models import Answer, Chunk
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, render
 from lit3r.reading.scoring import lexical_scores, query_terms, terms
+from lit3r.reading.selector import SelectorModel, load_selector
+from lit3r.reading.tables import superlative_row
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
 
 FormChoice = Literal["auto"] | AnswerForm
@@ -62,7 +64,9 @@ __all__ = ["OPTION_SEPARATOR", "Candidate", "Scorer", "candidates", "extractive_
 
 
 def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, relative_floor: float) -> list[Candidate]:
-    """The best ``k`` eligible, non-redundant candidates, returned in evidence order then position."""
+    """The best ``k`` eligible, non-redundant candidates: the chunk of the best one first, then the chunks of the
+    others in score order; within a chunk in reading order (the answer leads with what answers, and a chunk's
+    sentences read as the paper wrote them)."""
     if not scored or k <= 0:
         return []
     best = max(score for _, score in scored)
@@ -79,7 +83,8 @@ def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, rela
         chosen_terms.append(unit_terms)
         if len(chosen) == k:
             break
-    return sorted(chosen, key=lambda c: (c.rank, c.unit.start))
+    chunk_order = {id(c.chunk): i for i, c in reversed(list(enumerate(chosen)))}
+    return sorted(chosen, key=lambda c: (chunk_order[id(c.chunk)], c.unit.start))
 
 
 def body_first(scored: list[tuple[Candidate, float]], min_score: float) -> list[tuple[Candidate, float]]:
@@ -191,12 +196,43 @@ def verdict_answer(
     return answer.model_copy(update={"option": option, "confidence": round(confidence, 4), "answers_question": True})
 
 
+def selected_answer(
+    question: str,
+    pool: list[Candidate],
+    lexical: list[float],
+    selector: SelectorModel,
+    min_coverage: float = MIN_COVERAGE,
+) -> Answer:
+    """The answer the learned selector (:mod:`lit3r.reading.selector`) makes of the evidence units.
+
+    It abstains when the evidence is silent about the question (:func:`coverage` below ``min_coverage``, as the
+    rules do) or when the answerability model says the evidence does not answer it; otherwise it
+    quotes the unit with the highest predicted answer F1, then at most two more whose prediction is within the
+    model's ``keep_ratio`` of it, best first. The answer's confidence is the answerability probability.
+    """
+    rows, predicted = selector.unit_scores(question, pool, lexical)
+    answerable = selector.answerability(question, rows, predicted)
+    silent = coverage(question, list(zip(pool, lexical, strict=True))) < min_coverage
+    if silent or answerable < selector.abstain_below:
+        return insufficient_answer(question).model_copy(update={"confidence": round(answerable, 4)})
+    order = sorted(range(len(pool)), key=lambda i: (-predicted[i], i))
+    best = predicted[order[0]]
+    keep = [order[0]] + [i for i in order[1:3] if best > 0 and predicted[i] >= selector.keep_ratio * best]
+    answer = render(question, [pool[i] for i in keep])
+    supplied = kind_supplied(answer_form(question), answer)
+    return answer.model_copy(update={"confidence": round(answerable, 4), "answers_question": supplied})
+
+
+PACKAGED_SELECTOR = "packaged"
+"""``selector=`` value meaning the selector model shipped with the package."""
+
+
 def extractive_answer(
     question: str,
     evidence: Sequence[Chunk],
     *,
     options: Sequence[str] | None = None,
-    max_sentences: int = 3,
+    max_sentences: int = 1,
     sufficient: bool = True,
     scorer: Scorer | None = None,
     min_score: float = 0.0,
@@ -204,6 +240,7 @@ def extractive_answer(
     form: FormChoice = "auto",
     prefer_body: bool = True,
     min_coverage: float = MIN_COVERAGE,
+    selector: SelectorModel | Literal["packaged"] | None = None,
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -220,7 +257,11 @@ def extractive_answer(
             and shapes the forms in :data:`AUTO_SHAPED`; ``"sentence"`` quotes whole sentences whatever the
             question; ``"boolean"``, ``"quantity"``, ``"span"`` force that shape.
         prefer_body: Quote the abstract only when no body unit scores above ``min_score`` (:func:`body_first`).
-        min_coverage: Abstain when the best unit's :func:`coverage` of the question is below this (0: never).
+        min_coverage: Abstain when the best unit's :func:`coverage` of the question is below this (0: never);
+            only on the rule path (a ``scorer`` given, or ``selector=None``).
+        selector: The learned sentence selector for free-form questions with the default scorer
+            (:func:`selected_answer`): ``"packaged"`` (the model shipped with lit3r), a model, or ``None`` for
+            the lexical rules (the best-scoring sentences, the coverage floor).
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
@@ -240,12 +281,21 @@ def extractive_answer(
         option, candidate = choice
         answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
         return answer.model_copy(update={"option": option})
-    scored = list(zip(pool, scorer(question, [c.scoring_text for c in pool]), strict=True))
+    lexical = scorer(question, [c.scoring_text for c in pool])
+    kind = form if form != "auto" else answer_form(question)
+    if selector is not None and scorer is lexical_scores and form == "auto" and kind != "boolean":
+        model = load_selector() if isinstance(selector, str) else selector
+        return selected_answer(question, pool, lexical, model, min_coverage)
+    scored = list(zip(pool, lexical, strict=True))
     if prefer_body:
         scored = body_first(scored, min_score)
-    kind = form if form != "auto" else answer_form(question)
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
     covered = coverage(question, scored)
+    matched = {c.chunk.id for c, s in scored if s > min_score}
+    row = superlative_row(question, [c for c, _ in scored if c.chunk.id in matched])
+    if row is not None:  # a table whose header names what is asked holds the extreme: that row answers
+        answer = render(question, [row])
+        return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": True})
     if covered < min_coverage and answer_form(question) != "boolean":  # measured: yes/no questions lose by it
         return insufficient_answer(question)
     chosen = select(scored, 1 if kind != "sentence" else max_sentences, min_score, relative_floor)

@@ -123,7 +123,8 @@ def test_extractive_answers_pass_the_exact_judge_whole() -> None:
 
     chunks = [Chunk(id=cid, paper_id=cid.split("::")[0], type="text", text=t) for cid, t in CHUNKS.items()]
     chunks[2] = chunks[2].model_copy(update={"type": "table"})
-    read = extractive_answer("What BLEU does the Transformer big reach on WMT14, and the gain over ensembles?", chunks)
+    question = "What BLEU does the Transformer big reach on WMT14, and the gain over ensembles?"
+    read = extractive_answer(question, chunks, max_sentences=3)
     assert read.sufficient and len(split_claims(read)) >= 2
     verified, verdicts = verify_answer(read, CHUNKS.get, ExactJudge())
     assert verified.text == read.text and verified.supported_fraction == 1.0

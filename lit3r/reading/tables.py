@@ -1,0 +1,137 @@
+"""Superlative questions over a table: "Which method reached the highest recall?" answered by the row that does.
+
+A sentence rarely says which row of a table is best; the table says it by its numbers. When the question asks
+for an extreme (``highest``, ``best``, ``largest``, ``most``, ``top``; ``lowest``, ``smallest``, ``fewest``,
+``least``, ``worst``) and an evidence table has a numeric column the question names (its header shares a term
+with the question, or it is the table's only numeric column and the caption or header shares one), the answer is
+the row holding that column's extreme, quoted verbatim with its citation. "Best" and "worst" read the column's
+direction from its header: error, loss, latency, time, cost, perplexity and unsupported-claim columns are better
+when lower. Nothing is computed that the row does not show, and a table without such a column is left to the
+sentence reader.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from lit3r.models import Chunk
+from lit3r.reading.quotes import Candidate
+from lit3r.reading.scoring import query_terms, terms
+
+_HIGH = re.compile(r"\b(?:highest|largest|greatest|most|maximum|top|higher)\b", re.IGNORECASE)
+_LOW = re.compile(r"\b(?:lowest|smallest|fewest|least|minimum|lower)\b", re.IGNORECASE)
+_BEST = re.compile(r"\b(?:best|strongest|better)\b", re.IGNORECASE)
+_WORST = re.compile(r"\b(?:worst|weakest|worse)\b", re.IGNORECASE)
+_LOWER_IS_BETTER = re.compile(
+    r"\b(?:err\w*|loss|latency|time|seconds?|ms|cost|perplexity|ppl|unsupported|wer|cer|rmse|mae|mse)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"[-\u2212]?\d+(?:[.,]\d+)?")
+_RULE = re.compile(r"^[\s|:+-]*$")
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of one ``a | b | c`` line (outer bars dropped)."""
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _number(cell: str) -> float | None:
+    """The first number of a cell ("0.63", "18%", "1,240"), or None."""
+    match = _NUMBER.search(cell.replace("\u2212", "-"))
+    if not match:
+        return None
+    text = match.group(0)
+    text = text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+", text) else text.replace(",", ".")
+    return float(text)
+
+
+def wanted_extreme(question: str, header: str) -> str | None:
+    """``"max"``, ``"min"`` or None: which end of a column headed ``header`` the question asks for."""
+    if _HIGH.search(question):
+        return "max"
+    if _LOW.search(question):
+        return "min"
+    lower_better = bool(_LOWER_IS_BETTER.search(header))
+    if _BEST.search(question):
+        return "min" if lower_better else "max"
+    if _WORST.search(question):
+        return "max" if lower_better else "min"
+    return None
+
+
+def asks_extreme(question: str) -> bool:
+    """Whether the question asks for an extreme at all."""
+    return any(p.search(question) for p in (_HIGH, _LOW, _BEST, _WORST))
+
+
+def superlative_row(question: str, pool: Sequence[Candidate]) -> Candidate | None:
+    """The table row of the evidence that holds the extreme the question asks for (see the module docstring)."""
+    if not asks_extreme(question):
+        return None
+    query = query_terms(question)
+    tables: dict[str, list[Candidate]] = {}
+    for candidate in pool:
+        if candidate.chunk.type == "table":
+            tables.setdefault(candidate.chunk.id, []).append(candidate)
+    for rows in tables.values():
+        found = _extreme_row(question, query, rows)
+        if found is not None:
+            return found
+    return None
+
+
+def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> Candidate | None:
+    """The row of one table's units that holds the asked-for extreme of the column the question names."""
+    lines = [(u, u.text) for u in units if "|" in u.text and not _RULE.match(u.text)]
+    if len(lines) < 3:  # a header and at least two rows to compare
+        return None
+    header, body = _cells(lines[0][1]), lines[1:]
+    rows = [(u, _cells(text)) for u, text in body if len(_cells(text)) == len(header)]
+    numeric = [
+        j
+        for j in range(1, len(header))
+        if sum(_number(cells[j]) is not None for _, cells in rows) >= max(2, len(rows) // 2 + 1)
+    ]
+    if not numeric:
+        return None
+    named = [j for j in numeric if set(terms([header[j]])[0]) & query]
+    caption = " ".join(u.text for u in units if "|" not in u.text)
+    if len(named) == 1:
+        column = named[0]
+    elif not named and len(numeric) == 1 and set(terms([caption + " " + " ".join(header)])[0]) & query:
+        column = numeric[0]
+    else:
+        return None
+    direction = wanted_extreme(question, header[column])
+    values = [(u, _number(cells[column])) for u, cells in rows]
+    values = [(u, v) for u, v in values if v is not None]
+    if direction is None or len(values) < 2:
+        return None
+    pick = max if direction == "max" else min
+    best = pick(v for _, v in values)
+    winners = [u for u, v in values if v == best]
+    return winners[0] if len(winners) == 1 else None
+
+
+_REFERENCE = re.compile(r"\bTable\s+(\d+)", re.IGNORECASE)
+
+
+def referenced_tables(evidence: Sequence[Chunk], paper_chunks: Mapping[str, Sequence[Chunk]]) -> list[Chunk]:
+    """The evidence with, after each chunk that names a table of its paper ("Table 1 gives ..."), that table's own
+    chunk, when it is not in the evidence already: the sentence points at the numbers, the table holds them.
+    (Figures are not added: their chunk is a caption, which restates what the sentence says.) Each table is added
+    once, in the order the evidence names them."""
+    present = {c.id for c in evidence}
+    out: list[Chunk] = []
+    for chunk in evidence:
+        out.append(chunk)
+        if chunk.type in ("table", "figure"):
+            continue
+        for number in dict.fromkeys(_REFERENCE.findall(chunk.text)):
+            name = f"Table {number}"
+            for other in paper_chunks.get(chunk.paper_id, ()):
+                if other.id not in present and other.type == "table" and other.locator.object_id == name:
+                    out.append(other)
+                    present.add(other.id)
+    return out

@@ -1,0 +1,64 @@
+"""Superlative questions answered from the table row that holds the extreme, and tables a sentence names."""
+
+from __future__ import annotations
+
+from lit3r.models import Chunk, Locator
+from lit3r.reading import extractive_answer
+from lit3r.reading.quotes import candidates
+from lit3r.reading.tables import referenced_tables, superlative_row, wanted_extreme
+
+TABLE = Chunk(
+    id="p::c0006",
+    paper_id="p",
+    type="table",
+    text="Table 1: Paper-level recall at 10 of single retrievers and fusion methods.\n"
+    "Method | Recall@10 | Latency (ms)\nBM25 | 0.44 | 12\nDense encoder | 0.55 | 40\n"
+    "Reciprocal rank fusion (k = 60) | 0.63 | 55",
+    locator=Locator(section="3 Results", object_id="Table 1"),
+)
+POINTER = Chunk(
+    id="p::c0005",
+    paper_id="p",
+    type="text",
+    text="Table 1 gives paper-level recall at 10 on the development questions.",
+    locator=Locator(section="3 Results"),
+)
+FIGURE = Chunk(
+    id="p::c0008",
+    paper_id="p",
+    type="figure",
+    text="Figure 1: Recall by budget.",
+    locator=Locator(object_id="Figure 1"),
+)
+
+
+def test_the_row_with_the_asked_extreme_of_the_named_column() -> None:
+    pool = candidates([TABLE])
+    assert superlative_row("Which method reached the highest recall at 10?", pool).text.startswith("Reciprocal")
+    assert superlative_row("Which method has the lowest latency?", pool).text.startswith("BM25")
+    # "best" reads the column's direction: lower latency is better
+    assert superlative_row("Which method had the best latency?", pool).text.startswith("BM25")
+    assert superlative_row("Which method had the best recall?", pool).text.startswith("Reciprocal")
+
+
+def test_no_row_without_an_extreme_or_a_named_column() -> None:
+    pool = candidates([TABLE])
+    assert superlative_row("What recall at 10 does BM25 reach?", pool) is None  # no extreme asked
+    assert superlative_row("Which method is the best?", pool) is None  # two numeric columns, neither named
+    assert wanted_extreme("Which is the worst?", "Error rate") == "max"
+
+
+def test_the_reader_quotes_the_row_of_a_table_it_is_given() -> None:
+    question = "Which fusion method reached the highest paper-level recall at 10?"
+    answer = extractive_answer(question, [POINTER, TABLE])
+    assert answer.text == "Reciprocal rank fusion (k = 60) | 0.63 | 55 [1]"
+    assert answer.citations[0].chunk_id == TABLE.id and answer.answers_question
+
+
+def test_a_table_a_sentence_names_joins_the_evidence_after_it_figures_do_not() -> None:
+    pointer = POINTER.model_copy(update={"text": POINTER.text + " Figure 1 plots it."})
+    papers = {"p": [pointer, TABLE, FIGURE]}
+    assert [c.id for c in referenced_tables([pointer], papers)] == [pointer.id, TABLE.id]
+    assert [c.id for c in referenced_tables([TABLE, pointer], papers)] == [TABLE.id, pointer.id]  # once
+    other = pointer.model_copy(update={"paper_id": "q", "id": "q::c0001"})
+    assert [c.id for c in referenced_tables([other], papers)] == [other.id]  # only its own paper's tables
