@@ -2,8 +2,9 @@
 
 Any OpenAI-compatible endpoint works through ``provider='openai'`` and ``base_url`` (OpenAI itself, vLLM,
 Ollama, llama.cpp server); Azure OpenAI through ``provider='azure'``. ``provider='local'`` has lit3r start
-and stop llama.cpp's OpenAI-compatible server itself on a GGUF model (:mod:`lit3r.llm.local_server`) and
-talk to it through the same ``ChatOpenAI`` path. ``provider='none'`` (the default) means no model is called
+and stop a local OpenAI-compatible server itself on a GGUF model (:mod:`lit3r.llm.local_server`: llama.cpp's, or
+lit3r's own over gpt4all's prebuilt llama.cpp, :mod:`lit3r.llm.wheel_server`) and talk to it through the same
+``ChatOpenAI`` path. ``provider='none'`` (the default) means no model is called
 and the system answers offline.
 """
 
@@ -19,7 +20,15 @@ StructuredMethod = Literal["json_schema", "function_calling", "json_mode"]
 
 
 class LocalSettings(BaseModel):
-    """How ``provider='local'`` runs llama.cpp's server (the ``local`` extra: ``pip install 'lit3r[local]'``)."""
+    """How ``provider='local'`` runs a local model server: llama.cpp's (the ``local`` extra, compiled on install)
+    or lit3r's over gpt4all's prebuilt llama.cpp (the ``local-wheel`` extra, no compiler)."""
+
+    runtime: Literal["auto", "llama_cpp", "gpt4all"] = Field(
+        default="auto",
+        description="'llama_cpp': llama-cpp-python's server (grammar-constrained structured output); 'gpt4all': "
+        "lit3r.llm.wheel_server over gpt4all's wheel (the JSON is asked for and validated, not constrained); "
+        "'auto': llama_cpp when llama-cpp-python is installed, else gpt4all when it is.",
+    )
 
     model_path: Path | None = Field(
         default=None,
