@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import signal
 import socket
@@ -34,11 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lit3r.llm.errors import LLMConfigError
-from lit3r.llm.local_model import PACKAGED, local_model_path
+from lit3r.llm.local_model import PACKAGED, LocalModelError, local_model_path, part_paths
 from lit3r.settings.llm import LocalSettings
 
 if TYPE_CHECKING:
     from lit3r.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 LLAMA_SERVER = (sys.executable, "-m", "llama_cpp.server")
 WHEEL_SERVER = (sys.executable, "-m", "lit3r.llm.wheel_server")
@@ -77,6 +80,21 @@ def chosen_runtime(runtime: str) -> str:
 def server_program(runtime: str) -> tuple[str, ...]:
     """The command that starts the server of ``runtime`` ('auto' resolved by :func:`chosen_runtime`)."""
     return WHEEL_SERVER if chosen_runtime(runtime) == "gpt4all" else LLAMA_SERVER
+
+
+def local_unavailable(local: LocalSettings) -> str | None:
+    """Why provider 'auto' cannot run the local model here: its runtime or its model is not installed (None: both
+    are; whether the server starts is seen when it is started)."""
+    runtime = chosen_runtime(local.runtime)
+    if not installed(RUNTIME_MODULES[runtime]):
+        return f"runtime {runtime!r} is not installed ({INSTALL_HINTS[runtime]})"
+    if local.model_path is not None:
+        return None if local.model_path.is_file() else f"llm.local.model_path {local.model_path} does not exist"
+    try:
+        part_paths(PACKAGED[local.model])
+    except LocalModelError as exc:
+        return str(exc)
+    return None
 
 
 def free_port(host: str = HOST) -> int:
@@ -241,18 +259,34 @@ def local_llm(
 ) -> Iterator[Settings]:
     """``settings`` with a local server running behind ``llm.base_url`` while the block runs.
 
-    Only for ``llm.provider == 'local'`` without a ``base_url``; any other settings are yielded unchanged.
+    Only for ``llm.provider`` 'local' (or 'auto') without a ``base_url``; any other settings are yielded unchanged.
+    'auto' is 'local' when :func:`local_unavailable` finds the runtime and the model and the server starts, else
+    'none': the settings yielded then answer offline, and the reason is logged as a warning.
     ``home`` holds ``models/`` and ``logs/`` (default: ``settings.home``).
     The yielded ``llm.model`` is the server's model alias (the GGUF file's stem), so traces name the model.
     Ctrl-C and errors inside the block stop the server too.
     """
     llm = settings.llm
-    if llm.provider != "local" or llm.base_url:
+    if llm.provider not in ("local", "auto") or llm.base_url:
         yield settings
         return
+    offline = settings.model_copy(update={"llm": llm.model_copy(update={"provider": "none"})})
+    if llm.provider == "auto" and (reason := local_unavailable(llm.local)) is not None:
+        logger.info("provider 'auto' answers offline: %s", reason)
+        yield offline
+        return
     home = home if home is not None else settings.home
-    model = local_model_path(llm.local.model_path, home, PACKAGED[llm.local.model])
-    server = LocalServer(model, home / LOG_FILE, llm.local, program=program)
-    with server:
-        served = llm.model_copy(update={"base_url": server.base_url, "model": server.alias})
+    try:
+        model = local_model_path(llm.local.model_path, home, PACKAGED[llm.local.model])
+        server = LocalServer(model, home / LOG_FILE, llm.local, program=program).start()
+    except (LocalServerError, LocalModelError) as exc:
+        if llm.provider != "auto":
+            raise
+        logger.warning("provider 'auto' answers offline: the local model server did not start: %s", exc)
+        yield offline
+        return
+    try:
+        served = llm.model_copy(update={"provider": "local", "base_url": server.base_url, "model": server.alias})
         yield settings.model_copy(update={"llm": served})
+    finally:
+        server.stop()

@@ -80,11 +80,13 @@ class CompactSettings(BaseModel):
 class LLMSettings(BaseModel):
     """How lit3r talks to a chat model. Explicit values win; ``api_key`` falls back to ``OPENAI_API_KEY``."""
 
-    provider: Literal["openai", "azure", "local", "none"] = Field(
+    provider: Literal["openai", "azure", "local", "auto", "none"] = Field(
         default="none",
         description="'openai': any OpenAI-compatible chat-completions endpoint (ChatOpenAI); 'azure': Azure "
         "OpenAI (AzureChatOpenAI); 'local': lit3r runs llama.cpp's server on a GGUF model for the run (see "
-        "``local``; a set base_url means an already running server); 'none': no LLM, the offline default answers.",
+        "``local``; a set base_url means an already running server); 'auto': 'local' when a local runtime and "
+        "the model are installed and its server starts, else 'none' (the 'auto' preset); 'none': no LLM, the "
+        "offline default answers.",
     )
     base_url: str | None = Field(
         default=None,
@@ -164,8 +166,8 @@ class LLMSettings(BaseModel):
 
     @property
     def enabled(self) -> bool:
-        """Whether an LLM endpoint is configured at all."""
-        return self.provider != "none"
+        """Whether an LLM endpoint is configured at all ('auto' counts once it has been resolved to 'local')."""
+        return self.provider not in ("none", "auto")
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """What a call with these token counts costs."""

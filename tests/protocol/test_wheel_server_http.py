@@ -143,3 +143,53 @@ def test_local_llm_with_runtime_gpt4all_starts_the_wheel_server(model, tmp_path,
     assert sum(r["evaluated"] for r in runs[2:4]) < first_call
     log = (settings.home / "logs" / "llama-server.log").read_text()
     assert "-m lit3r.llm.wheel_server --model" in log and "lit3r.wheel_server: qwen-test.gguf loaded" in log
+
+
+# ---------------------------------------------------------------- provider 'auto'
+
+
+def stub_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(STUB))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(STUB), os.environ.get("PYTHONPATH", "")]))
+
+
+def test_auto_answers_offline_when_no_runtime_is_installed(model, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(local_server, "installed", lambda module: False)
+    settings = Settings(home=tmp_path, llm={"provider": "auto", "local": {"model_path": str(model)}})
+    with local_llm(settings, program=("false",)) as served:
+        assert served.llm.provider == "none" and not served.llm.enabled and served.llm.base_url is None
+    assert not (tmp_path / "logs").exists()  # no server was started
+
+
+def test_auto_serves_the_model_when_runtime_and_model_are_there(model, tmp_path, monkeypatch) -> None:
+    stub_on_path(monkeypatch)
+    monkeypatch.setattr(local_server, "installed", lambda module: module == "gpt4all")  # llama_cpp not here
+    settings = Settings(home=tmp_path, llm={"provider": "auto", "local": {"model_path": str(model), "n_threads": 1}})
+    with local_llm(settings) as served:
+        assert served.llm.provider == "local" and served.llm.enabled and served.llm.model == "qwen-test"
+        assert LLM.from_settings(served.llm).invoke("Hi.", name="hi").text == "You said: Hi."
+    assert "lit3r.llm.wheel_server" in (tmp_path / "logs" / "llama-server.log").read_text()
+
+
+def test_auto_answers_offline_when_the_server_does_not_start(tmp_path, monkeypatch, caplog) -> None:
+    stub_on_path(monkeypatch)
+    broken = tmp_path / "no-template.gguf"
+    broken.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(16))  # a GGUF header without metadata: the server exits
+    local = {"model_path": str(broken), "runtime": "gpt4all", "startup_timeout_s": 60}
+    settings = Settings(home=tmp_path, llm={"provider": "auto", "local": local})
+    with local_llm(settings) as served:
+        assert served.llm.provider == "none"
+    assert "did not start" in caplog.text and "no chat template" in caplog.text
+    with (
+        pytest.raises(LocalServerError, match="exited"),
+        local_llm(settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "local"})})),
+    ):
+        pass  # provider 'local' reports the failure instead
+
+
+def test_the_auto_preset_is_the_local_loop_with_provider_auto() -> None:
+    from lit3r.settings import load_settings
+
+    auto, local = load_settings("auto"), load_settings("local")
+    assert auto.llm.provider == "auto" and local.llm.provider == "local"
+    assert auto.llm.model_copy(update={"provider": "local"}) == local.llm and auto.retriever == local.retriever
