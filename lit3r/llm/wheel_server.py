@@ -174,6 +174,8 @@ class Generation:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str  # "stop" (end of turn or the caller's stop), "length" (max_tokens)
+    reused_tokens: int = 0
+    """Prompt tokens not evaluated again: the prefix shared with earlier calls."""
 
 
 class Generator(Protocol):
@@ -308,7 +310,7 @@ class Gpt4AllGenerator:
             evaluated.append((prompt[a:b], count))
         self.cache.keep(kept, evaluated)
         finish = "length" if not stopped and len(out) >= max_tokens else "stop"
-        return Generation("".join(out), past + sum(n for _, n in evaluated), len(out), finish)
+        return Generation("".join(out), past + sum(n for _, n in evaluated), len(out), finish, reused_tokens=past)
 
 
 # --- requests and replies --------------------------------------------------------------------------------------
@@ -518,8 +520,9 @@ class ChatService:
             )
             self.calls += 1
             self.log(
-                f"call {self.calls}: {generation.prompt_tokens} prompt + {generation.completion_tokens} completion "
-                f"tokens in {time.perf_counter() - started:.1f} s ({generation.finish_reason})"
+                f"call {self.calls}: {generation.prompt_tokens} prompt ({generation.reused_tokens} reused) + "
+                f"{generation.completion_tokens} completion tokens in {time.perf_counter() - started:.1f} s "
+                f"({generation.finish_reason})"
             )
         message, finish = self._message(generation, opening, forced, tools)
         return {
