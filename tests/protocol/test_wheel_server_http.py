@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from lit3r.llm import local_server
+from lit3r.llm.gguf_template import ChatTemplate, model_info
 from lit3r.llm.local_server import (
     LLAMA_SERVER,
     WHEEL_SERVER,
@@ -27,13 +28,13 @@ from lit3r.llm.local_server import (
     server_program,
 )
 from lit3r.llm.trace import TraceRecorder
-from lit3r.llm.wheel_server import ChatService, ChatTemplate, handler, model_info
+from lit3r.llm.wheel_server import ChatService, handler
 from lit3r.llm.wrapper import LLM
 from lit3r.reading.compact_reader import CompactReply
 from lit3r.settings import Settings
 from lit3r.settings.llm import LLMSettings, LocalSettings
 
-from fakes.wheel_runtime import CHATML_TOOLS, ScriptedGenerator, write_gguf
+from fakes.wheel_model import CHATML_TOOLS, ScriptedGenerator, write_gguf
 
 STUB = Path(__file__).parents[1] / "fakes" / "gpt4all_stub"
 GOOD = {"support": [{"passage": 1, "quote": "BM25 wins."}], "kind": "span", "answer": "BM25"}

@@ -9,23 +9,13 @@ from pathlib import Path
 import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from lit3r.llm.wheel_server import (
-    ChatService,
-    ChatTemplate,
-    PrefixCache,
-    bounded,
-    gguf_metadata,
-    line_boundaries,
-    model_info,
-    object_end,
-    options,
-    read_arguments,
-    scaffold,
-    schema_problems,
-)
+from lit3r.llm.gguf_template import ChatTemplate, gguf_metadata, model_info
+from lit3r.llm.json_reply import bounded, object_end, read_arguments, scaffold, schema_problems
+from lit3r.llm.wheel_runtime import PrefixCache, line_boundaries
+from lit3r.llm.wheel_server import ChatService, options
 from lit3r.reading.compact_reader import MAX_SUPPORT, CompactReply
 
-from fakes.wheel_runtime import CHATML_TOOLS, PLAIN_CHATML, ScriptedGenerator, request, write_gguf
+from fakes.wheel_model import CHATML_TOOLS, PLAIN_CHATML, ScriptedGenerator, request, write_gguf
 
 COMPACT_TOOL = convert_to_openai_tool(CompactReply)
 COMPACT_SCHEMA = COMPACT_TOOL["function"]["parameters"]
