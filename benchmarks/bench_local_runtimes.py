@@ -146,14 +146,15 @@ def score(args: argparse.Namespace) -> None:
     by_question: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
         by_question.setdefault(r["question"], {})[r["runtime"]] = r
-    same = 0
+    same = compared = 0
     for question, answers in by_question.items():
-        texts = {runtime: a["answer"] for runtime, a in answers.items()}
-        same += len(set(texts.values())) == 1
+        if len(answers) > 1:
+            compared += 1
+            same += len({a["answer"] for a in answers.values()}) == 1
         print(f"\n{question}")
         for runtime, a in answers.items():
             print(f"  {runtime} ({a['wall_s']:.0f} s): {a['answer']!r} {a['chunks']}")
-    print(f"\nidentical answers: {same} of {len(by_question)}")
+    print(f"\nidentical answers: {same} of {compared} questions asked of more than one runtime")
 
 
 def main() -> None:
