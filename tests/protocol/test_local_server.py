@@ -211,6 +211,7 @@ def cli_home(tmp_path, gguf, hashing_encoder, monkeypatch, popen_spy) -> Path:
     home = tmp_path / "home"
     built_index(home, eight_papers(tmp_path / "papers.jsonl"))
     monkeypatch.setattr(local_server, "LLAMA_SERVER", FAKE_SERVER)
+    monkeypatch.setenv("LIT3R_LLM__LOCAL__RUNTIME", "llama_cpp")  # the fake speaks for llama.cpp's server
     monkeypatch.setenv("LIT3R_LLM__LOCAL__MODEL_PATH", str(gguf))
     monkeypatch.setenv("FAKE_LLAMA_ARGS", "{}")
     return home
