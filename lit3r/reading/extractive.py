@@ -4,7 +4,10 @@ No language model is involved and no word is invented. The evidence chunks are c
 (:mod:`lit3r.answers.sentences`: sentences, table rows), every unit is scored against the
 question (default :func:`lit3r.reading.scoring.lexical_scores`, or any
 ``scorer(question, texts) -> scores`` such as a :class:`~lit3r.retrieval.rerankers.Reranker`'s
-``score``), and the best few become the answer, each followed by the marker of its chunk.
+``score``), and the best one (``max_sentences`` to quote more, the best one's chunk first) becomes the answer,
+followed by the marker of its chunk. A superlative question over an evidence table is answered by the row that
+holds the extreme (:mod:`lit3r.reading.tables`); :mod:`lit3r.reading.selector` is the learned alternative to the
+lexical choice (opt-in: ``selector=``).
 The body's units are preferred to the abstract's (:func:`body_first`). A yes/no question is
 answered "Yes — <quoted words> [n]" or "No — ..." (:mod:`lit3r.reading.forms`); the other
 forms of :mod:`lit3r.answers.question` get whole sentences unless ``form`` asks for a
