@@ -117,21 +117,29 @@ def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> Cand
 _REFERENCE = re.compile(r"\bTable\s+(\d+)", re.IGNORECASE)
 
 
-def referenced_tables(evidence: Sequence[Chunk], paper_chunks: Mapping[str, Sequence[Chunk]]) -> list[Chunk]:
-    """The evidence with, after each chunk that names a table of its paper ("Table 1 gives ..."), that table's own
-    chunk, when it is not in the evidence already: the sentence points at the numbers, the table holds them.
-    (Figures are not added: their chunk is a caption, which restates what the sentence says.) Each table is added
-    once, in the order the evidence names them."""
+def referenced_tables(
+    evidence: Sequence[Chunk], paper_chunks: Mapping[str, Sequence[Chunk]], question: str | None = None
+) -> list[Chunk]:
+    """The evidence with tables of its papers added: after each chunk that names a table of its paper ("Table 1
+    gives ..."), that table's own chunk (the sentence points at the numbers, the table holds them); and when
+    ``question`` asks for an extreme (:func:`asks_extreme`), every table of each paper read, after that paper's
+    first chunk (the extreme is read off a table's column, :func:`superlative_row`). Figures are not added: their
+    chunk is a caption, which restates what the sentence says. Each table is added once, in evidence order."""
     present = {c.id for c in evidence}
+    every_table = question is not None and asks_extreme(question)
+    seen_papers: set[str] = set()
     out: list[Chunk] = []
     for chunk in evidence:
         out.append(chunk)
+        first_of_paper = chunk.paper_id not in seen_papers
+        seen_papers.add(chunk.paper_id)
         if chunk.type in ("table", "figure"):
             continue
-        for number in dict.fromkeys(_REFERENCE.findall(chunk.text)):
-            name = f"Table {number}"
-            for other in paper_chunks.get(chunk.paper_id, ()):
-                if other.id not in present and other.type == "table" and other.locator.object_id == name:
-                    out.append(other)
-                    present.add(other.id)
+        names = {f"Table {n}" for n in _REFERENCE.findall(chunk.text)}
+        for other in paper_chunks.get(chunk.paper_id, ()):
+            if other.id in present or other.type != "table":
+                continue
+            if other.locator.object_id in names or (every_table and first_of_paper):
+                out.append(other)
+                present.add(other.id)
     return out

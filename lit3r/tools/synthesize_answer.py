@@ -1,7 +1,8 @@
 """``synthesize_answer``: write the answer from the final papers' pooled passages, then verify its claims.
 
 The reader gets the best pooled chunks (``reader_chunks`` of each) of the final papers (at most ``reader_papers``
-papers), with the table chunk a chosen chunk names ("Table 1 gives ...") added after it
+papers), with the table chunk a chosen chunk names ("Table 1 gives ...") added after it, and every table of
+the papers read when the question asks for an extreme
 (:func:`lit3r.reading.tables.referenced_tables`), unless the gate says the evidence is insufficient: then it
 abstains. Its answer's citations are validated and repaired against the corpus (a ``read`` step), then every
 claim is judged against the chunks it cites (a ``verify`` step, when a judge is configured): unsupported
@@ -78,7 +79,9 @@ def synthesize_answer(
     retriever = tools.settings.retriever
     grouped = dict(fusion.top_chunks_per_paper(pool, paper_of, papers=len(pool), per_paper=retriever.reader_chunks))
     read = [p for p in papers if grouped.get(p)][: retriever.reader_papers]
-    evidence = referenced_tables([index.chunk_by_id[c] for p in read for c in grouped[p]], index.chunks_by_paper)
+    evidence = referenced_tables(
+        [index.chunk_by_id[c] for p in read for c in grouped[p]], index.chunks_by_paper, question
+    )
     sufficient = bool(evidence) and passes(best_score, tools.gate)
     with tools.recorder.step("read", tools.reader.name) as data:
         data.update(evidence=[c.id for c in evidence], sufficient=sufficient, best_score=best_score)

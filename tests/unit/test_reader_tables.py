@@ -62,3 +62,17 @@ def test_a_table_a_sentence_names_joins_the_evidence_after_it_figures_do_not() -
     assert [c.id for c in referenced_tables([TABLE, pointer], papers)] == [TABLE.id, pointer.id]  # once
     other = pointer.model_copy(update={"paper_id": "q", "id": "q::c0001"})
     assert [c.id for c in referenced_tables([other], papers)] == [other.id]  # only its own paper's tables
+
+
+def test_a_superlative_question_reads_every_table_of_the_papers_read() -> None:
+    other = POINTER.model_copy(update={"id": "p::c0001", "text": "We compare retrievers on LocatorQA."})
+    papers = {"p": [other, TABLE, FIGURE]}
+    assert [c.id for c in referenced_tables([other], papers)] == [other.id]  # no table named, no extreme asked
+    asked = "Which retriever reached the highest recall at 10?"
+    assert [c.id for c in referenced_tables([other], papers, asked)] == [other.id, TABLE.id]
+
+
+def test_an_extreme_the_table_does_not_measure_is_not_answered_from_it() -> None:
+    question = "What is the highest mountain on Earth?"
+    assert superlative_row(question, candidates([TABLE])) is None
+    assert not extractive_answer(question, [POINTER, TABLE]).sufficient
