@@ -37,6 +37,8 @@ def print_answer(answer: Answer) -> None:
         out.print(f"    “{printable(' '.join(citation.quote.split()))}”", highlight=False, markup=False)
     if answer.claims:
         out.print(Text(printable(verification_line(answer)), "dim"))
+    if answer.sufficient and (line := assurance_line(answer)):
+        out.print(Text(printable(line), "dim"))
     for fallback in answer.fallbacks:
         err.print(Text.assemble(("fell back: ", "yellow"), printable(fallback)))
     if answer.candidate_papers:
@@ -47,6 +49,15 @@ def print_answer(answer: Answer) -> None:
 def print_step(event: TraceEvent) -> None:
     """One completed trace event on stderr, as :func:`~lit3r.app.documents.step_line` words it."""
     err.print(Text(printable(step_line(event)), "dim"), highlight=False)
+
+
+def assurance_line(answer: Answer) -> str:
+    """Whether the answer supplies what the question asks and the reader's confidence ("" when it says neither)."""
+    sure = f"confidence {answer.confidence:.2f}" if answer.confidence is not None else ""
+    if answer.answers_question is None:
+        return sure
+    said = "answers the question" if answer.answers_question else "may not answer the question"
+    return f"{said} ({sure})" if sure else said
 
 
 def verification_line(answer: Answer) -> str:

@@ -10,6 +10,7 @@ Screenshots go to ``test-output/browser/``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -234,6 +235,10 @@ def test_answers_have_sources_and_steps_in_words(page, server) -> None:
     page.keyboard.press("Escape")
     steps = message.locator(".steps li").all_inner_texts()
     assert steps and not any('{"' in s or "[{" in s for s in steps), steps
+    # how sure the answer is, apart from the claim check: it supplies what was asked, with the reader's confidence
+    assert re.search(
+        r"(answers|may not answer) the question · confidence 0\.\d\d", message.locator(".meta").inner_text()
+    )
 
 
 def test_markdown_is_rendered_and_html_is_not(page) -> None:

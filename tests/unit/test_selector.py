@@ -132,3 +132,14 @@ def test_the_rule_path_stays_available() -> None:
     )
     assert answer.sufficient
     assert len(answer.citations) >= 1
+
+
+def test_the_cli_says_whether_the_answer_answers_and_how_sure_it_is() -> None:
+    from lit3r.cli.agent import assurance_line
+
+    answer = extractive_answer("How much did evidence verification reduce unsupported claims?", [ERRORS, RESULTS])
+    assert answer.answers_question is not None and answer.confidence is not None
+    line = assurance_line(answer)
+    assert line.endswith(f"(confidence {answer.confidence:.2f})")
+    assert line.startswith("answers the question" if answer.answers_question else "may not answer the question")
+    assert assurance_line(answer.model_copy(update={"answers_question": None, "confidence": None})) == ""

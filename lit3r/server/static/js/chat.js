@@ -236,6 +236,7 @@ function renderAnswer(item, doc) {
     `${citations.length} citation${citations.length === 1 ? "" : "s"}`,
     claims.length ? `${supported}/${claims.length} claims supported` : "",
     doc.rounds != null ? `${doc.rounds} round${doc.rounds === 1 ? "" : "s"}` : "",
+    assurance(doc),
   ].filter(Boolean).map((s) => `<span>${esc(s)}</span>`).join("");
   if (citations.length) {
     const copy = document.createElement("button");
@@ -321,4 +322,14 @@ async function ask(raw) {
     button.disabled = false;
     input.focus();
   }
+}
+
+// Whether the answer supplies what was asked (its kind matched, its evidence found) and how sure the reader is:
+// apart from "claims supported", which says only that the quotes stand in their chunks.
+function assurance(doc) {
+  if (doc.sufficient === false) return "";
+  const sure = doc.confidence != null ? ` · confidence ${Number(doc.confidence).toFixed(2)}` : "";
+  if (doc.answers_question === true) return `answers the question${sure}`;
+  if (doc.answers_question === false) return `may not answer the question${sure}`;
+  return sure ? sure.slice(3) : "";
 }
