@@ -133,7 +133,9 @@ def summarize(papers: Sequence[PaperCheck]) -> CheckSummary:
     )  # fmt: skip
 
 
-def _judge(session: Session, recorder: TraceRecorder) -> OfflineStance | LLMStance:
+def stance_judge(session: Session, recorder: TraceRecorder) -> OfflineStance | LLMStance:
+    """The judge a check of this session uses: the LLM verdict with its chat model (a fresh budget per claim),
+    else the offline one."""
     if session.chat_model is None:
         return OfflineStance()
     budget = Budget.for_question(session.settings.llm)
@@ -180,7 +182,7 @@ def check_claim(session: Session, claim: str, *, paper_ids: Sequence[str] | None
             ranked.append(paper)
     papers = list(dict.fromkeys(paper_ids)) if paper_ids else ranked[:MAX_PAPERS]
     grouped = _passages(session, claim, retrieval.pool, papers)
-    judge = _judge(session, recorder)
+    judge = stance_judge(session, recorder)
     verdicts = {}
     for paper_id in papers:
         chunks = [session.index.chunk_by_id[c] for c in grouped[paper_id]]

@@ -539,12 +539,22 @@ def scifact(
     setting: Annotated[
         str, typer.Option(help="'gold' (claim vs its abstract), 'open' (all abstracts), or 'both'.")
     ] = "both",
-    every: Annotated[int, typer.Option(help="Open setting: check every N-th claim (1: all).")] = 1,
+    every: Annotated[
+        int,
+        typer.Option(help="Check every N-th claim (1: all): the open setting, and the gold setting's LLM verdict."),
+    ] = 1,
     report_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON to this file.")] = None,
 ) -> None:
     """The claim check on SciFact: accuracy against the gold abstract (cross-validated by paper), and the open
-    setting over all abstracts (gold abstract among the papers with a verdict); published figures beside."""
+    setting over all abstracts (gold abstract among the papers with a verdict); published figures beside.
+
+    With a language model (``--preset local``, or ``llm.provider`` set), the gold setting also judges every
+    ``--every``-th claim against its gold abstract with the LLM verdict (``gold_llm`` in the report), and the
+    open setting checks with it."""
+    from lit3r.app.check import stance_judge
     from lit3r.evals import scifact as evaluation
+    from lit3r.llm.local_server import local_llm
+    from lit3r.llm.trace import TraceRecorder
 
     if setting not in ("gold", "open", "both"):
         fail(f"unknown --setting {setting!r}: use gold, open or both")
@@ -559,15 +569,34 @@ def scifact(
     report: dict[str, Any] = {"data": str(data), "papers": len({c.paper_id for c in claims})}
     if setting in ("gold", "both"):
         report["gold"] = evaluation.gold_setting(claims)
-    if setting in ("open", "both"):
-        home = eval_settings(state.settings, data).home
-        records = evaluation.corpus_records(claims, home / "scifact-abstracts.jsonl")
-        index, settings = _eval_index(records)
-        chosen = claims[::every]
-        with _session(settings, index) as session, Progress(console=err, transient=True) as bar:
-            task = bar.add_task("claims", total=len(chosen))
-            report["open"] = evaluation.open_setting(session, chosen, lambda: bar.advance(task))
-        report["open"]["every"] = every
+    with_llm = state.settings.llm.provider != "none"
+    if setting == "gold" and not with_llm:
+        _print_scifact(report, report_path)
+        return
+    home = eval_settings(state.settings, data).home
+    records = evaluation.corpus_records(claims, home / "scifact-abstracts.jsonl")
+    index, settings = _eval_index(records)
+    chosen = claims[::every]
+    with local_llm(settings, home=state.settings.home) as settings, _session(settings, index) as session:
+        if setting in ("gold", "both") and session.chat_model is not None:
+            with Progress(console=err, transient=True) as bar:
+                task = bar.add_task("claims (LLM verdict, gold abstract)", total=len(chosen))
+                report["gold_llm"] = evaluation.gold_setting_with(
+                    lambda: stance_judge(session, TraceRecorder()), chosen, lambda: bar.advance(task)
+                )
+            report["gold_llm"]["every"] = every
+        if setting in ("open", "both"):
+            with Progress(console=err, transient=True) as bar:
+                task = bar.add_task("claims", total=len(chosen))
+                report["open"] = evaluation.open_setting(session, chosen, lambda: bar.advance(task))
+            report["open"]["every"] = every
+    _print_scifact(report, report_path)
+
+
+def _print_scifact(report: dict[str, Any], report_path: Path | None) -> None:
+    """The SciFact report with the published figures, printed and written to ``report_path``."""
+    from lit3r.evals import scifact as evaluation
+
     report["published"] = {"figures": evaluation.PUBLISHED, "source": evaluation.PUBLISHED_SOURCE}
     if report_path:
         report_path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,9 +18,11 @@ OpenScholar-8B 76.4.
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,6 +67,32 @@ def gold_setting(claims: Sequence[LabelledClaim], folds: int = 5) -> dict:
         "packaged_model_in_sample_accuracy": round(
             float(np.mean([predicted_true(v) == c.supports for v, c in zip(in_sample, claims, strict=True)])), 4
         ),
+    }
+
+
+def gold_setting_with(
+    make_judge: Callable[[], Any], claims: Sequence[LabelledClaim], progress: Callable[[], None] | None = None
+) -> dict:
+    """Accuracy of a judge built by ``make_judge`` (one per claim, e.g. the LLM verdict with its own budget) on each
+    claim against its gold abstract; nothing is trained here, so there are no folds."""
+    verdicts, seconds = [], []
+    for claim in claims:
+        started = time.perf_counter()
+        verdicts.append(make_judge().judge(claim.claim, [Passage(claim.paper_id, claim.text)]))
+        seconds.append(time.perf_counter() - started)
+        if progress:
+            progress()
+    right = [predicted_true(v) == c.supports for v, c in zip(verdicts, claims, strict=True)]
+    return {
+        "claims": len(claims),
+        "accuracy": round(float(np.mean(right)), 4) if right else None,
+        "verdicts": dict(Counter(v.verdict for v in verdicts)),
+        "deciding_sentence_in_gold": round(float(np.mean([bool(v.quotes) for v in verdicts])), 4) if right else None,
+        "seconds_median": round(float(np.median(seconds)), 2) if seconds else None,
+        "rows": [
+            {"claim": c.claim, "paper_id": c.paper_id, "gold": c.supports, "verdict": v.verdict, "right": r}
+            for c, v, r in zip(claims, verdicts, right, strict=True)
+        ],
     }
 
 
@@ -115,6 +143,11 @@ def report_lines(report: dict) -> list[str]:
             f"{gold['accuracy']:.3f}; verdicts {gold['verdicts']}; deciding sentence quoted from the gold abstract "
             f"{gold['deciding_sentence_in_gold']:.3f}; packaged model in-sample "
             f"{gold['packaged_model_in_sample_accuracy']:.3f}"
+        )
+    if judged := report.get("gold_llm"):
+        lines.append(
+            f"gold abstract, LLM verdict ({judged['claims']} claims, every {judged.get('every', 1)}): accuracy "
+            f"{judged['accuracy']}; verdicts {judged['verdicts']}; median {judged['seconds_median']} s a claim"
         )
     if opened := report.get("open"):
         lines.append(

@@ -130,3 +130,22 @@ def test_the_llm_verdict_keeps_quotes_that_stand_and_falls_back_when_none_do(ser
     fallback = stance.judge(CLAIM, [RESULTS])
     assert fallback.by == "offline" and "no quote standing" in fallback.reason and fallback.verdict == "supports"
     assert [e.name for e in recorder.of_type("llm")] == ["check.stance", "check.stance"]
+
+
+def test_the_gold_setting_with_a_judge_scores_each_claim_against_its_abstract() -> None:
+    from lit3r.evals.scifact import gold_setting_with
+    from lit3r.evals.stance_data import LabelledClaim
+    from lit3r.grounding.stance import PaperVerdict
+
+    class Says:
+        def __init__(self, verdict: str) -> None:
+            self.verdict = verdict
+
+        def judge(self, claim, passages):
+            assert [p.chunk_id for p in passages] == ["p1"] and passages[0].text == "The abstract."
+            return PaperVerdict(verdict=self.verdict, confidence=0.9)
+
+    claims = [LabelledClaim(claim="X helps.", paper_id="p1", title="T", text="The abstract.", supports=True)] * 3
+    report = gold_setting_with(lambda: Says("supports"), claims)
+    assert report["accuracy"] == 1.0 and report["verdicts"] == {"supports": 3} and report["claims"] == 3
+    assert gold_setting_with(lambda: Says("contradicts"), claims)["accuracy"] == 0.0
