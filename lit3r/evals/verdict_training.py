@@ -26,6 +26,7 @@ questions; ``--nested`` also reports nested cross-validation, the estimate of ch
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import itertools
 import json
@@ -44,7 +45,7 @@ from lit3r.reading.polarity import yes_or_no
 from lit3r.reading.quotes import candidates
 from lit3r.reading.scoring import lexical_scores
 from lit3r.reading.verdict import VERDICTS, VerdictModel, WordPart, evidence_features, feature_names
-from lit3r.reading.verdict_features import FIELD_NGRAMS, TermWeights
+from lit3r.reading.verdict_features import FIELD_NGRAMS, RESULT_SECTION, TermWeights
 
 MIN_DF = 5
 """A word (or word pair) enters a bag when at least this many training questions have it in that field."""
@@ -124,6 +125,36 @@ def examples(items: Sequence[PubMedItem], evidence: dict[str, list[Chunk]]) -> l
     return found
 
 
+def conclusions(path: Path) -> dict[str, str]:
+    """The PQA-L conclusions (``LONG_ANSWER``) by id, from the folder or file :func:`load_pqal` reads."""
+    path = Path(path)
+    data_path = path / "ori_pqal.json.gz" if path.is_dir() else path
+    opener = gzip.open if data_path.read_bytes()[:2] == b"\x1f\x8b" else open
+    with opener(data_path, "rt", encoding="utf-8") as handle:
+        return {str(k): str(row.get("LONG_ANSWER") or "") for k, row in json.load(handle).items()}
+
+
+def conclusion_examples(
+    items: Sequence[PubMedItem], evidence: dict[str, list[Chunk]], said: dict[str, str]
+) -> list[Example]:
+    """A second, training-only example of each item whose conclusion is known: its evidence with the conclusion
+    in place of the result section (the conclusion states in words what the results show in numbers, so the
+    model learns the words of a verdict from more text). Only the training items' conclusions are used."""
+    found = []
+    for item in items:
+        chunks = [c for c in evidence.get(item.id) or [] if not RESULT_SECTION.search(c.locator.section or "")]
+        if not said.get(item.id) or not evidence.get(item.id):
+            continue
+        last = max(
+            (int(c.id.rpartition("::c")[2]) for c in evidence[item.id] if c.id.rpartition("::c")[2].isdigit()),
+            default=0,
+        )
+        stated = Chunk(id=chunk_id(item.id, last + 1), paper_id=item.id, type="text", text=said[item.id],
+                       locator=Locator(section="RESULTS"))  # fmt: skip
+        found += examples([item], {item.id: [*chunks, stated]})
+    return found
+
+
 def _normal(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
@@ -199,22 +230,33 @@ def _scores(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
     return {"accuracy": round(accuracy, 4), "macro_f1": round(float(macro), 4)}
 
 
-def out_of_fold(data: Sequence[Example], config: Config, folds: int, seed: int) -> list[str]:
-    """Each example's prediction by the model fitted on the other folds."""
+def _held_in(extra: Sequence[Example], folds: int, seed: int, k: int) -> list[Example]:
+    """The training-only examples of the papers outside fold ``k``."""
+    return [e for e in extra if fold_of(e.id, folds, seed) != k]
+
+
+def out_of_fold(
+    data: Sequence[Example], config: Config, folds: int, seed: int, extra: Sequence[Example] = ()
+) -> list[str]:
+    """Each example's prediction by the model fitted on the other folds (with their ``extra`` examples)."""
     fold = [fold_of(e.id, folds, seed) for e in data]
     predicted = [""] * len(data)
     for k in range(folds):
-        model = fit([e for e, f in zip(data, fold, strict=True) if f != k], config)
+        train = [e for e, f in zip(data, fold, strict=True) if f != k]
+        model = fit([*train, *_held_in(extra, folds, seed, k)], config)
         for i, f in enumerate(fold):
             if f == k:
                 predicted[i] = predict(model, data[i])
     return predicted
 
 
-def cross_validate(data: Sequence[Example], config: Config, folds: int, repeats: int) -> dict:
-    """Accuracy and macro-F1 of ``config`` averaged over ``repeats`` splits into ``folds`` folds by paper."""
+def cross_validate(
+    data: Sequence[Example], config: Config, folds: int, repeats: int, extra: Sequence[Example] = ()
+) -> dict:
+    """Accuracy and macro-F1 of ``config`` averaged over ``repeats`` splits into ``folds`` folds by paper; only
+    ``data`` is scored, ``extra`` (the conclusions' examples) only trains."""
     gold = [e.label for e in data]
-    runs = [out_of_fold(data, config, folds, seed) for seed in range(repeats)]
+    runs = [out_of_fold(data, config, folds, seed, extra) for seed in range(repeats)]
     scored = [_scores(gold, p) for p in runs]
     return {
         **asdict(config),
@@ -225,16 +267,16 @@ def cross_validate(data: Sequence[Example], config: Config, folds: int, repeats:
     }
 
 
-def nested(data: Sequence[Example], configs: Sequence[Config], folds: int) -> dict:
+def nested(data: Sequence[Example], configs: Sequence[Config], folds: int, extra: Sequence[Example] = ()) -> dict:
     """Nested cross-validation: in each outer fold the configuration is chosen by an inner cross-validation of
     the other folds, then scored on the held-out one (what choosing by cross-validation is worth)."""
     fold = [fold_of(e.id, folds) for e in data]
     gold, predicted, chosen = [e.label for e in data], [""] * len(data), []
     for k in range(folds):
-        train = [e for e, f in zip(data, fold, strict=True) if f != k]
-        best = max(configs, key=lambda c: cross_validate(train, c, folds, 1)["accuracy"])
+        train, more = [e for e, f in zip(data, fold, strict=True) if f != k], _held_in(extra, folds, 0, k)
+        best = max(configs, key=lambda c: cross_validate(train, c, folds, 1, more)["accuracy"])
         chosen.append(asdict(best))
-        model = fit(train, best)
+        model = fit([*train, *more], best)
         for i, f in enumerate(fold):
             if f == k:
                 predicted[i] = predict(model, data[i])
@@ -254,6 +296,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=4, help="Cross-validation splits (seeds) per configuration.")
     parser.add_argument("--nested", action="store_true", help="Also report nested cross-validation (slow).")
+    parser.add_argument("--no-conclusions", action="store_true", help="Do not add the training conclusions' examples.")
     args = parser.parse_args(argv)
     items = load_pqal(args.data, split="train")
     trained_on: dict = {"data": "PubMedQA PQA-L, the 500 questions not in test_ground_truth.json"}
@@ -267,22 +310,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as scratch:
             evidence = agent_evidence(items, args.home or Path(scratch))
     data = examples(items, evidence)
+    extra = [] if args.no_conclusions else conclusion_examples(items, evidence, conclusions(args.data))
     gold = [e.label for e in data]
     majority = max(set(gold), key=gold.count)
     print(json.dumps({
-        "questions": len(items), "with_evidence": len(data), "evidence": args.evidence, "gold": dict(Counter(gold)),
+        "questions": len(items), "with_evidence": len(data), "evidence": args.evidence,
+        "conclusion_examples": len(extra), "gold": dict(Counter(gold)),
         "majority": _scores(gold, [majority] * len(gold)), "negation_rule": _scores(gold, [e.rule for e in data]),
     }))  # fmt: skip
-    results = [cross_validate(data, config, args.folds, args.repeats) for config in GRID]
+    results = [cross_validate(data, config, args.folds, args.repeats, extra) for config in GRID]
     for result in results:
         print(json.dumps(result))
     best = max(results, key=lambda r: (r["accuracy"], r["macro_f1"]))
     config = Config(best["c"], best["word_weight"], best["class_weight"])
     summary = {"folds": args.folds, "repeats": args.repeats, "evidence": args.evidence, "chosen": best}
+    summary["conclusion_examples"] = len(extra)
     if args.nested:
-        summary["nested"] = nested(data, GRID, args.folds)
+        summary["nested"] = nested(data, GRID, args.folds, extra)
         print(json.dumps(summary["nested"]))
-    model = fit(data, config)
+    model = fit([*data, *extra], config)
     trained_on |= {"questions": len(data), "cross_validation": summary}
     model = VerdictModel(**{**model.__dict__, "trained_on": trained_on})
     args.out.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")

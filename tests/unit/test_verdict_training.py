@@ -8,13 +8,29 @@ from pathlib import Path
 import pytest
 
 from lit3r.evals.pubmedqa import load_pqal, load_scholarqabench
-from lit3r.evals.verdict_training import Config, examples, fit, item_chunks, main, predict, scholarqabench_items
+from lit3r.evals.verdict_training import (
+    Config,
+    conclusion_examples,
+    conclusions,
+    examples,
+    fit,
+    item_chunks,
+    main,
+    predict,
+    scholarqabench_items,
+)
 from lit3r.reading.verdict import VerdictModel, feature_names, load_model
 
 RESULTS = {
     "yes": "Treatment {n} significantly reduced the rate of infection (p < 0.01) compared with placebo.",
     "no": "The rate of infection did not differ between the groups (p = 0.{n}4); there was no significant difference.",
     "maybe": "Infection tended to be less frequent with treatment {n}, a trend that may warrant larger studies.",
+}
+
+CONCLUSIONS = {
+    "yes": "The treatment reduces infection.",
+    "no": "The treatment does not reduce infection.",
+    "maybe": "The treatment might reduce infection; larger trials are needed.",
 }
 
 
@@ -29,6 +45,7 @@ def pqal_folder(tmp_path: Path, per_label: int = 8) -> Path:
                 "CONTEXTS": [f"Infection after surgery {len(data)} is common.", f"We randomised {40 + n} patients.",
                              result.format(n=n)],
                 "LABELS": ["BACKGROUND", "METHODS", "RESULTS"],
+                "LONG_ANSWER": CONCLUSIONS[label],
                 "final_decision": label,
                 "reasoning_required_pred": label,
             }  # fmt: skip
@@ -81,11 +98,21 @@ def test_a_fitted_model_separates_the_cues_and_keeps_its_word_parts(tmp_path: Pa
     assert predict(again, data[0]) == predict(model, data[0])
 
 
+def test_conclusion_examples_put_the_conclusion_in_place_of_the_results(tmp_path: Path) -> None:
+    path = pqal_folder(tmp_path)
+    items = load_pqal(path, split="train")
+    extra = conclusion_examples(items, {item.id: item_chunks(item) for item in items}, conclusions(path))
+    assert [e.id for e in extra] == [item.id for item in items]  # the training items only
+    assert all(e.fields["results"] == CONCLUSIONS[e.label] for e in extra)
+    assert all(e.row[feature_names().index("results_section")] == 1.0 for e in extra)
+
+
 def test_the_training_command_writes_a_model_that_loads(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "model.json"
     main([str(pqal_folder(tmp_path)), "--out", str(out), "--evidence", "abstract", "--folds", "3", "--repeats", "1"])
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-    assert printed[0]["questions"] == 18 and printed[0]["majority"]["accuracy"] == pytest.approx(1 / 3, abs=1e-3)
+    assert printed[0]["questions"] == 18 and printed[0]["conclusion_examples"] == 18
+    assert printed[0]["majority"]["accuracy"] == pytest.approx(1 / 3, abs=1e-3)
     assert len(printed) == 1 + 18 and all("accuracy_by_split" in row for row in printed[1:])
     model = load_model(str(out))
     assert model.names == feature_names() and model.trained_on["questions"] == 18
