@@ -111,6 +111,16 @@ def load_pqal(path: Path, split: Literal["test", "train"] = "test") -> list[PubM
     return items
 
 
+def _sections(text: Any) -> list[tuple[str, str]]:
+    """A gold context's sections: its text, or, where the file holds the PQA-L record (``contexts`` with their
+    ``labels``), each context under its heading; the record's other fields (the annotators' predictions) are
+    not part of the abstract and are left out."""
+    if isinstance(text, dict):
+        labels = text.get("labels") or []
+        return [(str(labels[i]) if i < len(labels) else "", str(t)) for i, t in enumerate(text["contexts"])]
+    return [("", str(text))]
+
+
 def load_scholarqabench(path: Path) -> list[PubMedItem]:
     """ScholarQABench's PubMedQA questions: ``{input, gold_ctx: [{title, text}], answer}`` per line."""
     items = []
@@ -121,7 +131,7 @@ def load_scholarqabench(path: Path) -> list[PubMedItem]:
             try:
                 row = json.loads(line)
                 contexts = row["gold_ctx"]
-                sections = tuple(("", str(c["text"])) for c in contexts)
+                sections = tuple(section for c in contexts for section in _sections(c["text"]))
                 title = next((str(c.get("title") or "") for c in contexts if c.get("title")), "")
                 items.append(
                     PubMedItem(f"sqa{number:04d}", str(row["input"]), sections, str(row["answer"]).lower(), title)
