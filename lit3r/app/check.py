@@ -139,7 +139,7 @@ def stance_judge(session: Session, recorder: TraceRecorder) -> OfflineStance | L
     if session.chat_model is None:
         return OfflineStance()
     budget = Budget.for_question(session.settings.llm)
-    llm = LLM(session.chat_model, session.settings.llm, recorder=recorder.record, budget=budget, breaker=Breaker())
+    llm = LLM(session.chat_model, session.settings.llm, recorder=recorder, budget=budget, breaker=Breaker())
     return LLMStance(llm)
 
 

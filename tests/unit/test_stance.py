@@ -149,3 +149,24 @@ def test_the_gold_setting_with_a_judge_scores_each_claim_against_its_abstract() 
     report = gold_setting_with(lambda: Says("supports"), claims)
     assert report["accuracy"] == 1.0 and report["verdicts"] == {"supports": 3} and report["claims"] == 3
     assert gold_setting_with(lambda: Says("contradicts"), claims)["accuracy"] == 0.0
+
+
+def test_the_checks_llm_judge_records_its_calls_in_the_checks_trace() -> None:
+    from types import SimpleNamespace
+
+    from lit3r.app.check import stance_judge
+
+    from fakes.chat import FakeToolCallingModel
+
+    good = {"verdict": "supports", "confidence": 0.8, "quotes": [{"passage": 1, "quote": RESULTS.text[41:140]}]}
+    session = SimpleNamespace(
+        chat_model=FakeToolCallingModel(script=[json.dumps(good)] * 3),
+        settings=SimpleNamespace(llm=LLMSettings(provider="openai", model="fake")),
+    )
+    recorder = TraceRecorder()
+    verdict = stance_judge(session, recorder).judge(CLAIM, [RESULTS])  # an LLM call recorded, not a crash
+    assert verdict.verdict in ("supports", "contradicts", "mixed", "not_addressed")
+    assert recorder.of_type("llm") and {e.name for e in recorder.of_type("llm")} <= {
+        "check.stance",
+        "check.stance.repair",
+    }
