@@ -31,7 +31,27 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AskRequest(Strict):
+class LibraryFilters(Strict):
+    """Filters by what the library knows, the same on every route that answers (`/v1/ask`, thread messages,
+    `/v1/check`): within one field any value matches, different fields must all match; a year that is not a year
+    or range is a 422 naming ``year``, a filter no paper passes a 404 ``no_matching_papers`` that says what the
+    corpus holds."""
+
+    collections: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=50, description="Only papers in these library collections (or subcollections; any)."
+    )
+    tags: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=50, description="Only papers with these library tags (any)."
+    )
+    year: Annotated[str, Field(max_length=20)] | None = Field(
+        default=None, description="Only papers of this year or range: '2021', '2019-2021', '2019-', '-2021'."
+    )
+    authors: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None, max_length=50, description="Only papers by these authors (name or surname; any)."
+    )
+
+
+class AskRequest(LibraryFilters):
     question: Text = Field(description="The question.")
     options: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
         default=None, max_length=26, description="Multiple-choice options; the answer picks one."
@@ -42,18 +62,6 @@ class AskRequest(Strict):
     planner: Planner | None = Field(default=None, description="'fixed' (default, no model) or 'llm'.")
     thread_id: Annotated[str, Field(pattern=THREAD_ID)] | None = Field(
         default=None, description="Answer as the next turn of this thread, as asked (no follow-up rewrite)."
-    )
-    collections: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
-        default=None, max_length=50, description="Answer from papers in these library collections only (any)."
-    )
-    tags: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
-        default=None, max_length=50, description="Answer from papers with these library tags only (any)."
-    )
-    year: Annotated[str, Field(max_length=20)] | None = Field(
-        default=None, description="Answer from papers of this year or range only: '2021', '2019-2021', '2019-'."
-    )
-    authors: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
-        default=None, max_length=50, description="Answer from papers by these authors only (name or surname, any)."
     )
     format: Literal["markdown", "bibtex", "csl-json"] | None = Field(
         default=None, description="Also return the answer with references (markdown) or its bibliography, as `export`."
@@ -88,7 +96,7 @@ class ThreadRename(Strict):
     title: str = Field(min_length=1, max_length=200, description="The thread's new title.")
 
 
-class MessageRequest(Strict):
+class MessageRequest(LibraryFilters):
     message: Text = Field(description="The user's message; a follow-up is rewritten into a standalone question.")
     planner: Planner | None = None
 

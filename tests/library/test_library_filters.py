@@ -1,0 +1,109 @@
+"""The library filters on every surface that answers or checks: ``lit3r check``, ``POST /v1/check``, thread
+messages, the MCP tools, the chat-completions endpoint and the collections the web UI lists. One library of two
+collections ("Thesis": the radar paper, 182 m/yr; "Reading": the model paper, 150 m/yr); a surface filters for
+real when what it cites or judges comes only from the chosen collection."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lit3r.cli import app
+
+from fakes.encoders import HashingEncoder
+from fakes.library import write_paper_pdf
+
+runner = CliRunner()
+QUESTION = "What was the median surface velocity of the Aletsch glacier tongue?"
+CLAIM = "The median surface velocity of the Aletsch glacier tongue was 182 metres per year."
+THESIS, READING = "moraine2021radar", "serac2019model"
+
+
+def _run(home: Path, *args: str) -> str:
+    result = runner.invoke(app, ["--home", str(home), *args])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.fixture(scope="module", autouse=True)
+def encoder() -> Iterator[HashingEncoder]:
+    """Every model load in the index code gives one HashingEncoder, for the whole module (one index)."""
+    shared = HashingEncoder()
+    with pytest.MonkeyPatch.context() as patch:
+        for module in ("lit3r.index.build", "lit3r.index.corpus_index"):
+            patch.setattr(f"{module}.load_encoder", lambda *_a, **_k: shared)
+            patch.setattr(f"{module}.load_paper_encoder", lambda *_a, **_k: shared)
+        yield shared
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An indexed home of two papers from a .bib, one per collection."""
+    tmp = tmp_path_factory.mktemp("library")
+    write_paper_pdf(tmp / "pdfs" / "glacier.pdf", "Draft", "anon", [
+        "We measure the surface flow of Alpine glaciers with satellite radar interferometry.",
+        "The median surface velocity of the Aletsch glacier tongue was 182 metres per year, a fifth faster than "
+        "stake measurements suggested."])  # fmt: skip
+    write_paper_pdf(tmp / "pdfs" / "glacier2.pdf", "Draft two", "anon", [
+        "We model the Aletsch glacier tongue with a flow law tuned to borehole data.",
+        "The modelled median surface velocity of the Aletsch glacier tongue was 150 metres per year."])  # fmt: skip
+    (tmp / "library.bib").write_text(
+        "@article{moraine2021radar, title = {Radar Interferometry of Alpine Glacier Flow},\n"
+        " author = {Moraine, Ines and Firn, Tomas}, journal = {Journal of Glaciology}, year = 2021,\n"
+        " groups = {Thesis}, file = {:pdfs/glacier.pdf:PDF}}\n"
+        "@article{serac2019model, title = {Modelling the Aletsch Glacier}, author = {Serac, Ana}, year = 2019,\n"
+        " groups = {Reading}, file = {:pdfs/glacier2.pdf:PDF}}\n",
+        encoding="utf-8",
+    )
+    home = tmp / "home"
+    _run(home, "ingest", str(tmp / "library.bib"))
+    _run(home, "index")
+    return home
+
+
+@pytest.fixture(scope="module")
+def client(home: Path) -> Iterator[object]:
+    from fastapi.testclient import TestClient
+
+    from lit3r.server.app import create_app
+    from lit3r.settings import load_settings
+
+    with TestClient(create_app(load_settings(None, home=home), watch=False), base_url="http://127.0.0.1") as opened:
+        yield opened
+
+
+def _judged(document: dict) -> set[str]:
+    return {p["paper_id"] for p in document["papers"]}
+
+
+def test_cli_check_judges_only_the_chosen_collection(home: Path) -> None:
+    whole = json.loads(_run(home, "check", CLAIM, "--json"))
+    assert _judged(whole) == {THESIS, READING}
+    reading = json.loads(_run(home, "check", CLAIM, "--collection", "Reading", "--json"))
+    assert _judged(reading) == {READING}
+    thesis = json.loads(_run(home, "check", CLAIM, "--author", "moraine", "--year", "2020-", "--json"))
+    assert _judged(thesis) == {THESIS} and thesis["papers"][0]["verdict"] == "supports"
+    trace = json.loads(Path(reading["trace_path"]).read_text(encoding="utf-8"))
+    assert trace["restricted_to"] == [READING] and trace["allowed"] is None
+    result = runner.invoke(app, ["--home", str(home), "check", CLAIM, "--collection", "Nope"])
+    assert result.exit_code == 1
+    assert "no paper matches collection 'Nope' (the corpus has collections: Reading, Thesis)" in result.output
+    result = runner.invoke(app, ["--home", str(home), "check", CLAIM, "--year", "soon"])
+    assert result.exit_code == 1 and "--year 'soon'" in result.output
+
+
+def test_api_check_takes_the_filters_of_ask(client) -> None:
+    reading = client.post("/v1/check", json={"claim": CLAIM, "collections": ["Reading"]})
+    assert reading.status_code == 200, reading.text
+    assert _judged(reading.json()) == {READING}
+    tagged = client.post("/v1/check", json={"claim": CLAIM, "authors": ["Firn"], "papers": [THESIS, READING]})
+    assert tagged.status_code == 200 and _judged(tagged.json()) == {THESIS}
+    refused = client.post("/v1/check", json={"claim": CLAIM, "collections": ["Nope"]})
+    assert refused.status_code == 404 and refused.json()["error"]["code"] == "no_matching_papers"
+    assert "Reading, Thesis" in refused.json()["error"]["message"]
+    bad = client.post("/v1/check", json={"claim": CLAIM, "year": "soon"})
+    assert bad.status_code == 422 and "year 'soon'" in bad.json()["error"]["message"]
