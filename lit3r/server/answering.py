@@ -64,10 +64,16 @@ def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:
 
 
 def turn(
-    thread: Thread, catalog: Catalog, message: str, planner: str | None = None, on_event: Listener | None = None
+    thread: Thread,
+    catalog: Catalog,
+    message: str,
+    planner: str | None = None,
+    on_event: Listener | None = None,
+    allowed: Sequence[str] | None = None,
 ) -> Reply:
-    """The thread's next turn (a follow-up is rewritten first), recorded in the catalogue."""
-    reply = thread.reply(message, planner=planner, on_event=on_event)
+    """The thread's next turn (a follow-up is rewritten first), recorded in the catalogue; ``allowed``: answer
+    from these papers only (a library filter's)."""
+    reply = thread.reply(message, planner=planner, on_event=on_event, allowed_papers=allowed)
     catalog.add_turn(thread.thread_id, reply.turn, reply.document.message, reply.document.trace_id)
     return reply
 

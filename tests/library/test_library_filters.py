@@ -107,3 +107,38 @@ def test_api_check_takes_the_filters_of_ask(client) -> None:
     assert "Reading, Thesis" in refused.json()["error"]["message"]
     bad = client.post("/v1/check", json={"claim": CLAIM, "year": "soon"})
     assert bad.status_code == 422 and "year 'soon'" in bad.json()["error"]["message"]
+
+
+def _cited(document: dict) -> set[str]:
+    return {c["paper_id"] for c in document["citations"]}
+
+
+def _event(lines, name: str) -> dict:
+    """The data of the first server-sent event called ``name``."""
+    event = None
+    for line in lines:
+        if line.startswith("event:"):
+            event = line.split(":", 1)[1].strip()
+        elif line.startswith("data:") and event == name:
+            return json.loads(line.split(":", 1)[1])
+    raise AssertionError(f"no {name} event")
+
+
+def test_thread_messages_take_the_filters_of_ask(client) -> None:
+    thread = client.post("/v1/threads", json={}).json()["thread_id"]
+    first = client.post(f"/v1/threads/{thread}/messages", json={"message": QUESTION, "collections": ["Thesis"]})
+    assert first.status_code == 200, first.text
+    assert _cited(first.json()) == {THESIS} and "182" in first.json()["answer"]
+    second = client.post(f"/v1/threads/{thread}/messages", json={"message": QUESTION, "collections": ["Reading"]})
+    assert second.status_code == 200, second.text
+    assert _cited(second.json()) == {READING} and "150" in second.json()["answer"]  # the earlier pool stays out
+    with client.stream(
+        "POST", f"/v1/threads/{thread}/messages/stream", json={"message": QUESTION, "authors": ["Serac"]}
+    ) as streamed:
+        assert streamed.status_code == 200
+        answer = _event(streamed.iter_lines(), "answer")
+    assert _cited(answer) == {READING}
+    refused = client.post(f"/v1/threads/{thread}/messages", json={"message": QUESTION, "tags": ["none-such"]})
+    assert refused.status_code == 404 and refused.json()["error"]["code"] == "no_matching_papers"
+    bad = client.post(f"/v1/threads/{thread}/messages/stream", json={"message": QUESTION, "year": "19x"})
+    assert bad.status_code == 422 and "year '19x'" in bad.json()["error"]["message"]  # a status, not an event
