@@ -142,3 +142,41 @@ def test_thread_messages_take_the_filters_of_ask(client) -> None:
     assert refused.status_code == 404 and refused.json()["error"]["code"] == "no_matching_papers"
     bad = client.post(f"/v1/threads/{thread}/messages/stream", json={"message": QUESTION, "year": "19x"})
     assert bad.status_code == 422 and "year '19x'" in bad.json()["error"]["message"]  # a status, not an event
+
+
+def test_mcp_tools_take_the_library_filters(home: Path) -> None:
+    import anyio
+    from mcp import Client
+
+    from lit3r.app.session import Session
+    from lit3r.mcp import build_server
+    from lit3r.settings import load_settings
+
+    async def body(client) -> dict:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        return {
+            "tools": tools,
+            "status": await client.call_tool("corpus_status", {}),
+            "ask": await client.call_tool("ask", {"question": QUESTION, "collections": ["Reading"]}),
+            "search": await client.call_tool("search", {"query": "median surface velocity", "authors": ["Moraine"]}),
+            "check": await client.call_tool("check_claim", {"claim": CLAIM, "year": "2019"}),
+            "none": await client.call_tool("ask", {"question": QUESTION, "collections": ["Nope"]}),
+            "bad": await client.call_tool("search", {"query": "velocity", "year": "nineteen"}),
+        }
+
+    async def main() -> dict:
+        async with Client(build_server(session)) as client:
+            return await body(client)
+
+    with Session(load_settings(None, home=home)) as session:
+        got = anyio.run(main)
+    for name, required in (("ask", "question"), ("search", "query"), ("check_claim", "claim")):
+        tool = got["tools"][name]
+        assert {"collections", "tags", "year", "authors"} <= set(tool.input_schema["properties"])
+        assert "library filters" in tool.description and tool.input_schema["required"] == [required]
+    assert got["status"].structured_content["collections"] == ["Reading", "Thesis"]
+    assert {c["paper_id"] for c in got["ask"].structured_content["citations"]} == {READING}
+    assert {h["paper_id"] for h in got["search"].structured_content["results"]} == {THESIS}
+    assert _judged(got["check"].structured_content) == {READING}
+    assert got["none"].is_error and "no paper matches collection 'Nope'" in got["none"].content[0].text
+    assert got["bad"].is_error and "year 'nineteen'" in got["bad"].content[0].text
