@@ -89,14 +89,19 @@ def history(session: Session, catalog: Catalog, thread_id: str) -> list[dict[str
 
 
 def conversation_thread(
-    session: Session, catalog: Catalog, prior: Sequence[tuple[str, str]], planner: str | None
+    session: Session,
+    catalog: Catalog,
+    prior: Sequence[tuple[str, str]],
+    planner: str | None,
+    allowed: Sequence[str] | None = None,
 ) -> Thread:
     """The thread that continues a chat-completions conversation.
 
     The conversation so far is looked up by its fingerprint (each reply this server gave is remembered with the
     messages before it). One it has not seen (edited, or from elsewhere) gets a new thread in which its last
     :data:`~lit3r.agent.rewrite.HISTORY_TURNS` user messages are asked first, so that the pool, the citation
-    numbers and the follow-up rewrite see those turns, as ``lit3r chat`` would.
+    numbers and the follow-up rewrite see those turns, as ``lit3r chat`` would (from the ``allowed`` papers
+    only, when the request restricts its turn).
     """
     known = catalog.conversation(fingerprint(prior)) if prior else None
     if known is not None:
@@ -104,7 +109,7 @@ def conversation_thread(
     thread = session.thread()
     catalog.add_thread(thread.thread_id, origin="openai")
     for _role, text in [m for m in prior if m[0] == "user"][-HISTORY_TURNS:]:
-        turn(thread, catalog, text, planner)
+        turn(thread, catalog, text, planner, allowed=allowed)
     return thread
 
 

@@ -153,6 +153,15 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
+class ChatLit3rOptions(LibraryFilters):
+    """lit3r's own options of a chat completion (the ``lit3r`` object of the body; the ``openai`` client sends it
+    with ``extra_body={"lit3r": {...}}``), the restriction fields of ``/v1/ask``."""
+
+    papers: list[Annotated[str, Field(pattern=ITEM_ID)]] | None = Field(
+        default=None, max_length=200, description="Answer from these paper ids only."
+    )
+
+
 class ChatCompletionRequest(BaseModel):
     """OpenAI's chat-completions body; parameters lit3r has no use for (temperature, ...) are accepted and ignored."""
 
@@ -161,6 +170,9 @@ class ChatCompletionRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1, max_length=200)
     stream: bool = False
     stream_options: StreamOptions | None = None
+    lit3r: ChatLit3rOptions | None = Field(
+        default=None, description="lit3r's options: `papers` and the library filters of `/v1/ask`."
+    )
 
 
 class ErrorBody(BaseModel):

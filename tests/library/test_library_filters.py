@@ -180,3 +180,29 @@ def test_mcp_tools_take_the_library_filters(home: Path) -> None:
     assert _judged(got["check"].structured_content) == {READING}
     assert got["none"].is_error and "no paper matches collection 'Nope'" in got["none"].content[0].text
     assert got["bad"].is_error and "year 'nineteen'" in got["bad"].content[0].text
+
+
+def test_chat_completions_take_the_filters_in_the_lit3r_object(client) -> None:
+    def ask(**lit3r) -> object:
+        body = {"model": "lit3r", "messages": [{"role": "user", "content": QUESTION}]}
+        return client.post("/v1/chat/completions", json={**body, "lit3r": lit3r} if lit3r else body)
+
+    reading = ask(collections=["Reading"])
+    assert reading.status_code == 200, reading.text
+    assert _cited(reading.json()) == {READING}
+    assert "150 metres" in reading.json()["choices"][0]["message"]["content"]
+    thesis = ask(year="2021", papers=[THESIS, READING])
+    assert thesis.status_code == 200 and _cited(thesis.json()) == {THESIS}
+    refused = ask(collections=["Nope"])
+    assert refused.status_code == 404 and refused.json()["error"]["code"] == "no_matching_papers"
+    bad = ask(year="later")
+    assert bad.status_code == 422 and "year 'later'" in bad.json()["error"]["message"]
+    unknown = ask(tag=["radar"])  # a misspelt field is named, not ignored
+    assert unknown.status_code == 422 and "lit3r.tag" in unknown.json()["error"]["message"]
+    with client.stream("POST", "/v1/chat/completions", json={
+        "model": "lit3r", "stream": True, "messages": [{"role": "user", "content": QUESTION}],
+        "lit3r": {"authors": ["Serac"]},
+    }) as streamed:  # fmt: skip
+        chunks = [json.loads(line[5:]) for line in streamed.iter_lines() if line.startswith("data:") and "{" in line]
+    last = next(c for c in chunks if c["choices"] and c["choices"][0].get("finish_reason") == "stop")
+    assert {c["paper_id"] for c in last["citations"]} == {READING}
