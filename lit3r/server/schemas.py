@@ -71,6 +71,15 @@ class AskRequest(LibraryFilters):
     )
 
 
+class LibraryFacets(BaseModel):
+    """What the library filters can name: the collections, tags and years the index's papers carry (the
+    ``library`` of ``lit3r stats --json``)."""
+
+    collections: list[str] = Field(description="Library collections (a subcollection as 'Parent/Child'), sorted.")
+    tags: list[str] = Field(description="Library tags, sorted case-insensitively.")
+    years: list[int] = Field(description="Publication years, ascending.")
+
+
 class ExportRequest(Strict):
     """An answer (as ``/v1/ask`` or a thread turn returned it) to render with references."""
 

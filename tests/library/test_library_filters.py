@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from lit3r.cli import app
 
 from fakes.encoders import HashingEncoder
-from fakes.library import write_paper_pdf
+from fakes.library import write_two_collections
 
 runner = CliRunner()
 QUESTION = "What was the median surface velocity of the Aletsch glacier tongue?"
@@ -44,23 +44,9 @@ def encoder() -> Iterator[HashingEncoder]:
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An indexed home of two papers from a .bib, one per collection."""
     tmp = tmp_path_factory.mktemp("library")
-    write_paper_pdf(tmp / "pdfs" / "glacier.pdf", "Draft", "anon", [
-        "We measure the surface flow of Alpine glaciers with satellite radar interferometry.",
-        "The median surface velocity of the Aletsch glacier tongue was 182 metres per year, a fifth faster than "
-        "stake measurements suggested."])  # fmt: skip
-    write_paper_pdf(tmp / "pdfs" / "glacier2.pdf", "Draft two", "anon", [
-        "We model the Aletsch glacier tongue with a flow law tuned to borehole data.",
-        "The modelled median surface velocity of the Aletsch glacier tongue was 150 metres per year."])  # fmt: skip
-    (tmp / "library.bib").write_text(
-        "@article{moraine2021radar, title = {Radar Interferometry of Alpine Glacier Flow},\n"
-        " author = {Moraine, Ines and Firn, Tomas}, journal = {Journal of Glaciology}, year = 2021,\n"
-        " groups = {Thesis}, file = {:pdfs/glacier.pdf:PDF}}\n"
-        "@article{serac2019model, title = {Modelling the Aletsch Glacier}, author = {Serac, Ana}, year = 2019,\n"
-        " groups = {Reading}, file = {:pdfs/glacier2.pdf:PDF}}\n",
-        encoding="utf-8",
-    )
+    bib = write_two_collections(tmp)
     home = tmp / "home"
-    _run(home, "ingest", str(tmp / "library.bib"))
+    _run(home, "ingest", str(bib))
     _run(home, "index")
     return home
 
@@ -206,3 +192,9 @@ def test_chat_completions_take_the_filters_in_the_lit3r_object(client) -> None:
         chunks = [json.loads(line[5:]) for line in streamed.iter_lines() if line.startswith("data:") and "{" in line]
     last = next(c for c in chunks if c["choices"] and c["choices"][0].get("finish_reason") == "stop")
     assert {c["paper_id"] for c in last["citations"]} == {READING}
+
+
+def test_the_library_route_lists_what_the_filters_can_name(client) -> None:
+    listed = client.get("/v1/library")
+    assert listed.status_code == 200
+    assert listed.json() == {"collections": ["Reading", "Thesis"], "tags": [], "years": [2019, 2021]}
