@@ -198,3 +198,21 @@ def test_the_library_route_lists_what_the_filters_can_name(client) -> None:
     listed = client.get("/v1/library")
     assert listed.status_code == 200
     assert listed.json() == {"collections": ["Reading", "Thesis"], "tags": [], "years": [2019, 2021]}
+
+
+def test_cli_search_with_filters_opens_the_index_once(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lit3r.index.corpus_index import CorpusIndex
+
+    opened = []
+    original = CorpusIndex.open.__func__
+
+    def counted(cls, *args, **kwargs):
+        opened.append(args)
+        return original(cls, *args, **kwargs)
+
+    monkeypatch.setattr(CorpusIndex, "open", classmethod(counted))
+    hits = json.loads(_run(home, "search", "median surface velocity", "--collection", "Thesis", "--json"))
+    assert hits and {h["paper_id"] for h in hits} == {THESIS}
+    assert len(opened) == 1, "the filter reads the papers of the index the search opened"
+    result = runner.invoke(app, ["--home", str(home), "search", "velocity", "--tag", "none-such"])
+    assert result.exit_code == 1 and "no paper matches tag 'none-such'" in result.output
