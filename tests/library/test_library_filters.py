@@ -75,6 +75,11 @@ def test_cli_check_judges_only_the_chosen_collection(home: Path) -> None:
     assert _judged(thesis) == {THESIS} and thesis["papers"][0]["verdict"] == "supports"
     trace = json.loads(Path(reading["trace_path"]).read_text(encoding="utf-8"))
     assert trace["restricted_to"] == [READING] and trace["allowed"] is None
+    from lit3r.app.check import replay_check
+    from lit3r.settings import load_settings
+
+    replayed = replay_check(load_settings(None, home=home), str(reading["trace_path"]))
+    assert replayed.reproduced, replayed.first_difference  # the replay checks within the same papers
     result = runner.invoke(app, ["--home", str(home), "check", CLAIM, "--collection", "Nope"])
     assert result.exit_code == 1
     assert "no paper matches collection 'Nope' (the corpus has collections: Reading, Thesis)" in result.output
