@@ -165,13 +165,21 @@ def _trace_answer(result: CheckResult, candidates: Sequence[str], rounds: int) -
     )  # fmt: skip
 
 
-def check_claim(session: Session, claim: str, *, paper_ids: Sequence[str] | None = None) -> CheckResult:
-    """Check ``claim`` against the session's library (or ``paper_ids``); writes the check's trace.
+def check_claim(
+    session: Session,
+    claim: str,
+    *,
+    paper_ids: Sequence[str] | None = None,
+    allowed_papers: Sequence[str] | None = None,
+) -> CheckResult:
+    """Check ``claim`` against the session's library; writes the check's trace.
 
-    Raises :class:`~lit3r.app.errors.UserError` for an empty claim and :class:`~lit3r.app.errors.NotFound` for
-    unknown paper ids (both ``ValueError``s).
+    ``paper_ids``: judge exactly these papers (the ones a user named). ``allowed_papers`` (used when no
+    ``paper_ids``): retrieve within these only and judge the best of them as for the whole library (a library
+    filter's papers; a collection may hold hundreds). Raises :class:`~lit3r.app.errors.UserError` for an empty claim and
+    :class:`~lit3r.app.errors.NotFound` for unknown paper ids (both ``ValueError``s).
     """
-    retrieval = session.retrieve(claim, allowed_papers=paper_ids)
+    retrieval = session.retrieve(claim, allowed_papers=paper_ids if paper_ids else allowed_papers)
     claim = retrieval.question
     recorder = TraceRecorder()
     recorder.events.extend(retrieval.events)
@@ -217,15 +225,23 @@ def check_claim(session: Session, claim: str, *, paper_ids: Sequence[str] | None
         path, recorder.events, answer, trace_id=trace_id, kind=CHECK_KIND, planner="fixed",
         stop_reason=retrieval.stop_reason, verdicts=[v.model_dump() for v in retrieval.verdicts],
         check=result.model_dump(mode="json"), allowed=list(paper_ids) if paper_ids else None,
+        restricted_to=list(allowed_papers) if allowed_papers is not None else None,
         **run_settings(session.settings),
     )  # fmt: skip
     return result
 
 
-def check(claim: str, *, settings: Settings, paper_ids: Sequence[str] | None = None, **session: Any) -> CheckResult:
+def check(
+    claim: str,
+    *,
+    settings: Settings,
+    paper_ids: Sequence[str] | None = None,
+    allowed_papers: Sequence[str] | None = None,
+    **session: Any,
+) -> CheckResult:
     """Check one claim in a session opened for it (``session`` options go to :class:`Session`)."""
     with Session(settings, **session) as opened:
-        return check_claim(opened, claim, paper_ids=paper_ids)
+        return check_claim(opened, claim, paper_ids=paper_ids, allowed_papers=allowed_papers)
 
 
 def replay_check(settings: Settings, trace: Mapping[str, Any] | str, **session: Any):
@@ -240,7 +256,9 @@ def replay_check(settings: Settings, trace: Mapping[str, Any] | str, **session: 
         settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"provider": "none"})})
     claim = str(original.get("question") or "")
     with Session(settings, chat_model=model, **session) as opened:
-        result = check_claim(opened, claim, paper_ids=original.get("allowed"))
+        result = check_claim(
+            opened, claim, paper_ids=original.get("allowed"), allowed_papers=original.get("restricted_to")
+        )
     replayed = load_trace(result.trace_path)
     diff = diff_traces(original, replayed)
     mismatches = list(model.mismatches) if model else []

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from lit3r.app.errors import NotFound, UserError
 from lit3r.corpus.library.entry import in_collection
 from lit3r.corpus.references import normalise_title
 from lit3r.models import Paper
@@ -102,6 +103,27 @@ def restrict(
     if not ids:
         raise NoMatchingPapers(f"no paper matches {paper_filter.describe()}{_what_there_is(papers, paper_filter)}")
     return ids
+
+
+def library_restriction(
+    papers: Mapping[str, Paper],
+    allowed: Sequence[str] | None = None,
+    *,
+    collections: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    year: str | None = None,
+    authors: Sequence[str] | None = None,
+) -> list[str] | None:
+    """:func:`restrict` for a surface that maps app errors (the API, MCP): :class:`UserError` naming ``year``
+    for a year it cannot read, :class:`NotFound` (``no_matching_papers``) when no paper passes."""
+    try:
+        paper_filter = PaperFilter.of(collections, tags, year, authors)
+    except ValueError as exc:
+        raise UserError(str(exc).replace("--year", "year")) from exc
+    try:
+        return restrict(papers, paper_filter, allowed)
+    except NoMatchingPapers as exc:
+        raise NotFound(str(exc), "no_matching_papers") from exc
 
 
 def library_facets(papers: Mapping[str, Paper]) -> dict[str, list]:

@@ -215,9 +215,13 @@ def search(
     from lit3r.retrieval.search import search_index
 
     existing_home()
-    paper = library_filter(paper, collection, tag, year, author)
     try:
-        hits = search_index(open_index(state.settings), query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
+        index = open_index(state.settings)
+    except IndexNotBuiltError as exc:
+        fail(str(exc))
+    paper = library_filter(paper, collection, tag, year, author, papers=index.papers)  # the open index's papers
+    try:
+        hits = search_index(index, query, mode=mode, k=k, paper_ids=paper)  # type: ignore[arg-type]
     except (IndexNotBuiltError, ValueError) as exc:
         fail(str(exc))
     if as_json:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from lit3r.app import corpus
 from lit3r.app.errors import NotFound
+from lit3r.app.filters import library_facets
 from lit3r.app.session import Session
 from lit3r.app.traces import find_trace, load_trace, render_timeline
 from lit3r.mcp.schemas import (
@@ -135,6 +136,7 @@ def corpus_status(session: Session) -> CorpusStatus:
         gate_threshold=session.gate.value if session.gate is not None else None,
         chat_model=(getattr(model, "model_name", None) or type(model).__name__) if model is not None else None,
         planner=session.planner,
+        **library_facets(index.papers),  # what ask, search and check_claim can be filtered by
     )
 
 

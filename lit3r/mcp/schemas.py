@@ -85,6 +85,9 @@ class CorpusStatus(BaseModel):
     gate_threshold: float | None = Field(description="The calibrated relevance gate (None: not calibrated).")
     chat_model: str | None = Field(description="The chat model's name (None: the offline extractive path).")
     planner: str
+    collections: list[str] = Field(default_factory=list, description="The library collections papers are in.")
+    tags: list[str] = Field(default_factory=list, description="The library tags papers carry.")
+    years: list[int] = Field(default_factory=list, description="The publication years of the papers.")
 
 
 class TraceView(BaseModel):

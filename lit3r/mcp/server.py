@@ -22,7 +22,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Annotated, Literal
 
@@ -36,6 +36,7 @@ from pydantic import Field
 from lit3r.app.check import CheckResult
 from lit3r.app.documents import step_line
 from lit3r.app.errors import NotFound, classify
+from lit3r.app.filters import library_restriction
 from lit3r.app.session import Session
 from lit3r.mcp import corpus
 from lit3r.mcp.schemas import (
@@ -66,6 +67,37 @@ PaperIds = Annotated[
     list[str] | None,
     Field(max_length=1000, description="Answer or search only within these paper ids (list_papers shows them)."),
 ]
+
+Collections = Annotated[
+    list[str] | None,
+    Field(max_length=50, description="Only papers in these library collections or their subcollections (any)."),
+]
+Tags = Annotated[list[str] | None, Field(max_length=50, description="Only papers with these library tags (any).")]
+Year = Annotated[
+    str | None, Field(max_length=20, description="Only papers of this year or range: '2021', '2019-2021', '2019-'.")
+]
+Authors = Annotated[
+    list[str] | None, Field(max_length=50, description="Only papers by these authors (name or surname; any).")
+]
+FILTERS_NOTE = (
+    " The library filters (collections, tags, year, authors; corpus_status lists the collections) restrict it to"
+    " the papers they leave: one field's values are alternatives, different fields must all hold; a filter no"
+    " paper passes is an error that says what the corpus has."
+)
+
+
+def _within(
+    session: Session,
+    papers: Sequence[str] | None,
+    collections: Sequence[str] | None,
+    tags: Sequence[str] | None,
+    year: str | None,
+    authors: Sequence[str] | None,
+) -> list[str] | None:
+    """The paper ids ``papers`` and the library filters leave (the app's errors when none, or a bad year)."""
+    return library_restriction(
+        session.index.papers, papers, collections=collections, tags=tags, year=year, authors=authors
+    )
 
 
 def as_tool_error(exc: BaseException) -> ToolError | None:
@@ -168,8 +200,12 @@ def build_server(
     )
 
     def tool(fn):
-        """Register ``fn`` as a read-only tool; its docstring, as one paragraph, is the description."""
-        server.add_tool(fn, description=" ".join((fn.__doc__ or "").split()), annotations=READ_ONLY)
+        """Register ``fn`` as a read-only tool; its docstring, as one paragraph, is the description (with what
+        the library filters do, for a tool that takes them)."""
+        description = " ".join((fn.__doc__ or "").split())
+        if "collections" in fn.__annotations__:
+            description += FILTERS_NOTE
+        server.add_tool(fn, description=description, annotations=READ_ONLY)
         return fn
 
     def lookup(call, *args, **kwargs):
@@ -201,6 +237,10 @@ def build_server(
                 "thread_id names it for the next turns."
             ),
         ] = False,
+        collections: Collections = None,
+        tags: Tags = None,
+        year: Year = None,
+        authors: Authors = None,
     ) -> AskResult:
         """Answer a question from the papers with inline citations [n]; each citation names its chunk, paper,
         locator (section, page, table/figure, character span) and a verbatim quote. When the evidence is not in
@@ -211,11 +251,12 @@ def build_server(
         def run() -> None:
             try:
                 with admit() as held:
+                    allowed = _within(held, papers, collections, tags, year, authors)
                     thread = _thread_of(held, thread_id, new_thread)
                     reply = held.reply(
                         question,
                         options=options,
-                        allowed_papers=papers,
+                        allowed_papers=allowed,
                         thread_id=thread,
                         max_seconds=max_seconds,
                         on_event=progress,
@@ -243,10 +284,18 @@ def build_server(
             Literal["bm25", "dense", "hybrid"], Field(description="BM25, dense vectors, or both fused (RRF).")
         ] = "hybrid",
         papers: PaperIds = None,
+        collections: Collections = None,
+        tags: Tags = None,
+        year: Year = None,
+        authors: Authors = None,
     ) -> SearchResults:
         """Rank the corpus's chunks for a query; each result has the chunk id (for fetch/get_chunk), its paper's
         title and the chunk's locator, its text and score. Retrieval only: no answer is written."""
-        return lookup(corpus.search, query, k, mode, papers)
+
+        def ranked(held: Session) -> SearchResults:
+            return corpus.search(held, query, k, mode, _within(held, papers, collections, tags, year, authors))
+
+        return lookup(ranked)
 
     @tool
     def fetch(
@@ -281,7 +330,8 @@ def build_server(
 
     @tool
     def corpus_status() -> CorpusStatus:
-        """How many papers and chunks the corpus holds, the index, the reranker, the gate and the chat model."""
+        """How many papers and chunks the corpus holds, the index, the reranker, the gate and the chat model, and
+        the library's collections, tags and years (what ask, search and check_claim can be filtered by)."""
         return lookup(corpus.corpus_status)
 
     @tool
@@ -297,6 +347,10 @@ def build_server(
     async def check_claim(
         claim: Annotated[str, Field(min_length=1, max_length=4000, description="The claim, e.g. a draft sentence.")],
         papers: PaperIds = None,
+        collections: Collections = None,
+        tags: Tags = None,
+        year: Year = None,
+        authors: Authors = None,
     ) -> CheckResult:
         """Check a claim against the papers: for each retrieved paper a verdict (supports, contradicts, mixed,
         not_addressed) with a confidence and the deciding sentences as verbatim quotes (chunk id, locator, role);
@@ -306,7 +360,9 @@ def build_server(
         def run() -> CheckResult | Exception:
             try:
                 with admit() as held:
-                    return run_check(held, claim, paper_ids=papers)
+                    allowed = _within(held, papers, collections, tags, year, authors)
+                    named, within = (allowed, None) if papers else (None, allowed)
+                    return run_check(held, claim, paper_ids=named, allowed_papers=within)
             except Exception as exc:  # mapped below, in the event loop, as every tool's errors are
                 return exc
 

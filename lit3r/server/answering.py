@@ -12,13 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from lit3r.agent.rewrite import HISTORY_TURNS
-from lit3r.app.errors import NotFound, UserError
 from lit3r.app.export import export_answer
-from lit3r.app.filters import NoMatchingPapers, PaperFilter, restrict
+from lit3r.app.filters import library_restriction as filters_restriction
 from lit3r.app.session import Reply, Session, Thread
 from lit3r.llm.trace import Listener
 from lit3r.server.catalog import Catalog, fingerprint
-from lit3r.server.schemas import AskRequest
+from lit3r.server.schemas import AskRequest, LibraryFilters
 
 
 def ask(
@@ -29,7 +28,7 @@ def ask(
     on_event: Listener | None = None,
 ) -> dict:
     """One question (``thread_id``: as that thread's next turn, answered as asked); its answer document."""
-    allowed = library_restriction(session, request)
+    allowed = library_restriction(session, request, request.papers)
     reply = session.reply(
         request.question,
         options=request.options,
@@ -48,15 +47,15 @@ def ask(
     return document.model_dump(mode="json")
 
 
-def library_restriction(session: Session, request: AskRequest) -> list[str] | None:
-    """The paper ids ``papers`` and the library filters leave; 400 for a year it cannot read, 404 when none."""
-    try:
-        paper_filter = PaperFilter.of(request.collections, request.tags, request.year, request.authors)
-        return restrict(session.index.papers, paper_filter, request.papers)
-    except NoMatchingPapers as exc:
-        raise NotFound(str(exc), "no_matching_papers") from exc
-    except ValueError as exc:
-        raise UserError(str(exc).replace("--year", "year")) from exc
+def library_restriction(
+    session: Session, filters: LibraryFilters, papers: Sequence[str] | None = None
+) -> list[str] | None:
+    """The paper ids ``papers`` and the request's library filters leave (None: no restriction); a 422 for a
+    year it cannot read, a 404 ``no_matching_papers`` when none passes."""
+    return filters_restriction(
+        session.index.papers, papers, collections=filters.collections, tags=filters.tags, year=filters.year,
+        authors=filters.authors,
+    )  # fmt: skip
 
 
 def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:
@@ -65,10 +64,16 @@ def thread_exists(session: Session, catalog: Catalog, thread_id: str) -> bool:
 
 
 def turn(
-    thread: Thread, catalog: Catalog, message: str, planner: str | None = None, on_event: Listener | None = None
+    thread: Thread,
+    catalog: Catalog,
+    message: str,
+    planner: str | None = None,
+    on_event: Listener | None = None,
+    allowed: Sequence[str] | None = None,
 ) -> Reply:
-    """The thread's next turn (a follow-up is rewritten first), recorded in the catalogue."""
-    reply = thread.reply(message, planner=planner, on_event=on_event)
+    """The thread's next turn (a follow-up is rewritten first), recorded in the catalogue; ``allowed``: answer
+    from these papers only (a library filter's)."""
+    reply = thread.reply(message, planner=planner, on_event=on_event, allowed_papers=allowed)
     catalog.add_turn(thread.thread_id, reply.turn, reply.document.message, reply.document.trace_id)
     return reply
 
@@ -84,14 +89,19 @@ def history(session: Session, catalog: Catalog, thread_id: str) -> list[dict[str
 
 
 def conversation_thread(
-    session: Session, catalog: Catalog, prior: Sequence[tuple[str, str]], planner: str | None
+    session: Session,
+    catalog: Catalog,
+    prior: Sequence[tuple[str, str]],
+    planner: str | None,
+    allowed: Sequence[str] | None = None,
 ) -> Thread:
     """The thread that continues a chat-completions conversation.
 
     The conversation so far is looked up by its fingerprint (each reply this server gave is remembered with the
     messages before it). One it has not seen (edited, or from elsewhere) gets a new thread in which its last
     :data:`~lit3r.agent.rewrite.HISTORY_TURNS` user messages are asked first, so that the pool, the citation
-    numbers and the follow-up rewrite see those turns, as ``lit3r chat`` would.
+    numbers and the follow-up rewrite see those turns, as ``lit3r chat`` would (from the ``allowed`` papers
+    only, when the request restricts its turn).
     """
     known = catalog.conversation(fingerprint(prior)) if prior else None
     if known is not None:
@@ -99,7 +109,7 @@ def conversation_thread(
     thread = session.thread()
     catalog.add_thread(thread.thread_id, origin="openai")
     for _role, text in [m for m in prior if m[0] == "user"][-HISTORY_TURNS:]:
-        turn(thread, catalog, text, planner)
+        turn(thread, catalog, text, planner, allowed=allowed)
     return thread
 
 

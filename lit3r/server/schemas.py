@@ -31,7 +31,27 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AskRequest(Strict):
+class LibraryFilters(Strict):
+    """Filters by what the library knows, the same on every route that answers (`/v1/ask`, thread messages,
+    `/v1/check`): within one field any value matches, different fields must all match; a year that is not a year
+    or range is a 422 naming ``year``, a filter no paper passes a 404 ``no_matching_papers`` that says what the
+    corpus holds."""
+
+    collections: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=50, description="Only papers in these library collections (or subcollections; any)."
+    )
+    tags: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
+        default=None, max_length=50, description="Only papers with these library tags (any)."
+    )
+    year: Annotated[str, Field(max_length=20)] | None = Field(
+        default=None, description="Only papers of this year or range: '2021', '2019-2021', '2019-', '-2021'."
+    )
+    authors: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None, max_length=50, description="Only papers by these authors (name or surname; any)."
+    )
+
+
+class AskRequest(LibraryFilters):
     question: Text = Field(description="The question.")
     options: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
         default=None, max_length=26, description="Multiple-choice options; the answer picks one."
@@ -43,24 +63,21 @@ class AskRequest(Strict):
     thread_id: Annotated[str, Field(pattern=THREAD_ID)] | None = Field(
         default=None, description="Answer as the next turn of this thread, as asked (no follow-up rewrite)."
     )
-    collections: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
-        default=None, max_length=50, description="Answer from papers in these library collections only (any)."
-    )
-    tags: list[Annotated[str, Field(min_length=1, max_length=300)]] | None = Field(
-        default=None, max_length=50, description="Answer from papers with these library tags only (any)."
-    )
-    year: Annotated[str, Field(max_length=20)] | None = Field(
-        default=None, description="Answer from papers of this year or range only: '2021', '2019-2021', '2019-'."
-    )
-    authors: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
-        default=None, max_length=50, description="Answer from papers by these authors only (name or surname, any)."
-    )
     format: Literal["markdown", "bibtex", "csl-json"] | None = Field(
         default=None, description="Also return the answer with references (markdown) or its bibliography, as `export`."
     )
     citation_style: Literal["author-year", "numbered"] = Field(
         default="author-year", description="Citations in the markdown export."
     )
+
+
+class LibraryFacets(BaseModel):
+    """What the library filters can name: the collections, tags and years the index's papers carry (the
+    ``library`` of ``lit3r stats --json``)."""
+
+    collections: list[str] = Field(description="Library collections (a subcollection as 'Parent/Child'), sorted.")
+    tags: list[str] = Field(description="Library tags, sorted case-insensitively.")
+    years: list[int] = Field(description="Publication years, ascending.")
 
 
 class ExportRequest(Strict):
@@ -88,7 +105,7 @@ class ThreadRename(Strict):
     title: str = Field(min_length=1, max_length=200, description="The thread's new title.")
 
 
-class MessageRequest(Strict):
+class MessageRequest(LibraryFilters):
     message: Text = Field(description="The user's message; a follow-up is rewritten into a standalone question.")
     planner: Planner | None = None
 
@@ -145,6 +162,15 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
+class ChatLit3rOptions(LibraryFilters):
+    """lit3r's own options of a chat completion (the ``lit3r`` object of the body; the ``openai`` client sends it
+    with ``extra_body={"lit3r": {...}}``), the restriction fields of ``/v1/ask``."""
+
+    papers: list[Annotated[str, Field(pattern=ITEM_ID)]] | None = Field(
+        default=None, max_length=200, description="Answer from these paper ids only."
+    )
+
+
 class ChatCompletionRequest(BaseModel):
     """OpenAI's chat-completions body; parameters lit3r has no use for (temperature, ...) are accepted and ignored."""
 
@@ -153,6 +179,9 @@ class ChatCompletionRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1, max_length=200)
     stream: bool = False
     stream_options: StreamOptions | None = None
+    lit3r: ChatLit3rOptions | None = Field(
+        default=None, description="lit3r's options: `papers` and the library filters of `/v1/ask`."
+    )
 
 
 class ErrorBody(BaseModel):

@@ -3,7 +3,8 @@
 A demo question is asked through the page; its steps must appear before the answer; a citation's card must show
 the quote the API gives; clicking it must show the passage on its PDF page with the span highlighted (or, for a
 Markdown paper, marked in its section); the trace tab must show the run's timeline and compare it with an earlier
-run of the same question; the keyed server's page asks for the key, then uploads a paper with a progress bar.
+run of the same question; the keyed server's page asks for the key, then uploads a paper with a progress bar; over a
+library with collections, the ask form offers them and the answer comes from the chosen one only.
 Screenshots go to ``test-output/browser/``.
 """
 
@@ -20,7 +21,8 @@ import pytest
 from lit3r.server.pages import fold
 from lit3r.textutil import fold_space
 
-from fakes.lit3r_server import KEY
+from fakes.library import write_two_collections
+from fakes.lit3r_server import KEY, ServeProcess
 from fakes.pdfs import QUESTION as PDF_QUESTION
 
 CHROMIUM = Path(os.environ.get("LIT3R_CHROMIUM", "/usr/bin/chromium"))
@@ -359,3 +361,38 @@ def test_the_sidebar_lists_the_ui_threads_and_searches_renames_and_deletes_them(
     page.locator("#threads-empty:has-text('No thread matches')").wait_for()
     assert httpx.get(f"{server.base_url}/v1/threads/{mine}", timeout=30).status_code == 404
     assert page.locator(".msg").count() == 0, "the open thread's messages go with it"
+
+
+@pytest.fixture(scope="module")
+def library_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    """``lit3r serve`` over a library of two collections (default settings, as the demo server's home)."""
+    from lit3r.corpus.ingest import ingest
+    from lit3r.corpus.store import CorpusStore
+    from lit3r.index.build import build_index
+    from lit3r.settings import Settings
+
+    folder = tmp_path_factory.mktemp("library")
+    home = folder / "home"
+    with CorpusStore(home) as store:
+        report = ingest([write_two_collections(folder)], store)
+        assert not report.failed, report.failed
+        build_index(Settings(home=home), store)
+    with ServeProcess(home) as running:
+        yield running
+
+
+def test_the_ask_form_offers_the_collections_and_answers_from_the_chosen_one(page, browser, library_server) -> None:
+    assert page.locator("#collection").is_hidden(), "the demo corpus has no collections: no picker"
+    tab = browser.new_page()
+    tab.goto(library_server.base_url)
+    picker = tab.locator("#collection")
+    picker.wait_for(state="visible")
+    assert picker.locator("option").all_inner_texts() == ["All papers", "Reading", "Thesis"]
+    tab.select_option("#collection", "Reading")
+    message = ask(tab, "What was the median surface velocity of the Aletsch glacier tongue?")
+    trace = answer_of(library_server, message)
+    assert {c["paper_id"] for c in trace["answer"]["citations"]} == {"serac2019model"}
+    text = message.locator(".text").first.inner_text()
+    assert "150 metres" in text and "182" not in text
+    tab.screenshot(path=str(SHOTS / "9-collection.png"))
+    tab.close()

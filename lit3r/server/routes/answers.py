@@ -170,14 +170,16 @@ async def thread_history(thread_id: ThreadId, request: Request) -> dict:
 
 
 def _turn_work(runtime: Runtime, ticket: Ticket, thread_id: str, body: MessageRequest):
+    """The turn's work; an unknown thread or a library filter it cannot apply is refused here, with a status,
+    before a stream starts."""
     _known(runtime, ticket.session, thread_id)
+    allowed = answering.library_restriction(ticket.session, body)
 
     def work(listener: Listener | None = None) -> dict:
         with runtime.thread_lock(thread_id):
             thread = ticket.session.thread(thread_id)
-            return answering.turn(thread, runtime.catalog, body.message, body.planner, listener).document.model_dump(
-                mode="json"
-            )
+            reply = answering.turn(thread, runtime.catalog, body.message, body.planner, listener, allowed)
+            return reply.document.model_dump(mode="json")
 
     return work
 

@@ -1,5 +1,6 @@
-"""The corpus: ``/v1/papers`` (list, one with its sections), ``/v1/chunks/{id}`` (text and locator), the page
-image of a PDF chunk with the cited passage highlighted, and ``/v1/search``."""
+"""The corpus: ``/v1/papers`` (list, one with its sections), ``/v1/library`` (what the library filters can
+name), ``/v1/chunks/{id}`` (text and locator), the page image of a PDF chunk with the cited passage highlighted,
+and ``/v1/search``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from lit3r.app import corpus
 from lit3r.server import pages
 from lit3r.server.errors import ApiError
 from lit3r.server.routes import runtime_of
-from lit3r.server.schemas import ITEM_ID, ChunkView, PagePassageInfo, PaperList, PaperView
+from lit3r.server.schemas import ITEM_ID, ChunkView, LibraryFacets, PagePassageInfo, PaperList, PaperView
 from lit3r.textutil import fold_key
 
 router = APIRouter(tags=["corpus"])
@@ -32,6 +33,16 @@ async def list_papers(request: Request) -> PaperList:
     """Every paper of the index in use, sorted by id."""
     with runtime_of(request).lease() as lease:
         return corpus.list_papers(lease.session)
+
+
+@router.get("/library", response_model=LibraryFacets)
+async def library(request: Request) -> dict:
+    """The collections, tags and years of the index's papers: the values `collections`, `tags` and `year` of
+    `/v1/ask`, `/v1/check` and thread messages can take (the web UI's collection picker lists the collections)."""
+    from lit3r.app.filters import library_facets
+
+    with runtime_of(request).lease() as lease:
+        return library_facets(lease.session.index.papers)
 
 
 @router.get("/papers/{paper_id}", response_model=PaperView)

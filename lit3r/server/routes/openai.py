@@ -5,7 +5,8 @@ A conversation continues the thread its earlier turns were answered in (see
 stable as in ``lit3r chat``. A stream sends the role, then (once the run is done; keep-alive comments until
 then) the answer text and the Sources block as two content deltas, then a final chunk with
 ``finish_reason: stop`` and the structured ``citations``, then the usage when ``stream_options.include_usage``,
-then ``[DONE]``.
+then ``[DONE]``. The body's ``lit3r`` object (``papers`` and the library filters of ``/v1/ask``) restricts
+the papers the turn answers from; a filter it cannot apply is refused with its status before anything streams.
 """
 
 from __future__ import annotations
@@ -28,12 +29,20 @@ from lit3r.server.sse import PING, frame, stream
 router = APIRouter(tags=["openai"])
 
 
-def _reply(runtime: Runtime, ticket: Ticket, prior: list[tuple[str, str]], message: str, planner: str) -> dict:
-    """Run the turn; return the answer document, the reply (content, and its Sources block) and the usage."""
+def _reply(
+    runtime: Runtime,
+    ticket: Ticket,
+    prior: list[tuple[str, str]],
+    message: str,
+    planner: str,
+    allowed: list[str] | None = None,
+) -> dict:
+    """Run the turn (from the ``allowed`` papers only, when given); return the answer document, the reply
+    (content, and its Sources block) and the usage."""
     catalog = runtime.catalog
-    thread = answering.conversation_thread(ticket.session, catalog, prior, planner)
+    thread = answering.conversation_thread(ticket.session, catalog, prior, planner, allowed)
     with runtime.thread_lock(thread.thread_id):
-        reply = answering.turn(thread, catalog, message, planner)
+        reply = answering.turn(thread, catalog, message, planner, allowed=allowed)
     document = reply.document.model_dump(mode="json")
     content = openai_compat.reply_content(document)
     answering.remember_reply(catalog, prior, message, content, thread.thread_id)
@@ -61,14 +70,18 @@ async def chat_completions(body: ChatCompletionRequest, request: Request):
     ticket = runtime.admit()
     try:
         planner = openai_compat.planner_for(body.model, ticket.session.chat_model is not None)
+        options = body.lit3r
+        allowed = answering.library_restriction(ticket.session, options, options.papers) if options else None
+        if allowed is not None:
+            ticket.session.check_papers(allowed)  # an unknown paper id: refused before a stream starts
     except BaseException:
         ticket.release()
         raise
     if not body.stream:
-        reply = await run(runtime, ticket, lambda: _reply(runtime, ticket, prior, message, planner))
+        reply = await run(runtime, ticket, lambda: _reply(runtime, ticket, prior, message, planner, allowed))
         return openai_compat.completion(reply["document"], reply["content"], body.model, reply["usage"])
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
-    work = lambda _listener: _reply(runtime, ticket, prior, message, planner)  # noqa: E731
+    work = lambda _listener: _reply(runtime, ticket, prior, message, planner, allowed)  # noqa: E731
     return stream(_chunks(runtime, ticket, work, body.model, include_usage))
 
 

@@ -1,5 +1,6 @@
 // The chat: threads, a question streamed through /v1/threads/{id}/messages/stream (its steps appear as they
-// happen), answers with citation chips.
+// happen), answers with citation chips; when the library has collections, a picker in the ask form sends the
+// chosen one with each question (the library filter `collections` of the message).
 import { api, describe, esc, stream } from "./api.js";
 import { hideCard, openEvidence, showCard } from "./evidence.js";
 import { markdownHtml } from "./markdown.js";
@@ -11,6 +12,7 @@ const form = document.getElementById("ask-form");
 const input = document.getElementById("question");
 const button = document.getElementById("ask-button");
 const hero = document.getElementById("chat-empty");
+const picker = document.getElementById("collection");
 let threadId = null;
 let onTrace = () => {};
 
@@ -24,6 +26,16 @@ const DEMO_PAPER = "demo-evidence-verification";
 
 export function showExamples(paperIds) {
   document.getElementById("examples").hidden = !paperIds.has(DEMO_PAPER);
+}
+
+// The library's collections (GET /v1/library) as the picker's options; hidden when there are none. The chosen
+// collection is kept when it is still there after a re-index.
+export async function loadCollections() {
+  const { collections } = await api("/v1/library");
+  const chosen = picker.value;
+  picker.replaceChildren(new Option("All papers", ""), ...collections.map((name) => new Option(name, name)));
+  picker.value = collections.includes(chosen) ? chosen : "";
+  picker.hidden = collections.length === 0;
 }
 
 export function initChat({ openTrace }) {
@@ -303,7 +315,7 @@ async function ask(raw) {
     }
     let answered = false;
     await stream(`/v1/threads/${encodeURIComponent(threadId)}/messages/stream`, {
-      body: { message },
+      body: picker.value ? { message, collections: [picker.value] } : { message },
       onEvent: (event, data) => {
         if (event === "step") addStep(item, data);
         else if (event === "answer") {

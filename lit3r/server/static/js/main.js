@@ -1,6 +1,6 @@
 // Start-up: tabs (arrow keys move between them), the server status, the API key dialog, then each view.
 import { api, getKey, setKey } from "./api.js";
-import { initChat, loadThreads, showExamples } from "./chat.js";
+import { initChat, loadCollections, loadThreads, showExamples } from "./chat.js";
 import { initCheck, placeEvidence } from "./check.js";
 import { initCorpus, renderPapers } from "./corpus.js";
 import { notify, papers, reportError } from "./state.js";
@@ -71,7 +71,7 @@ async function start() {
   try {
     notify("");
     status = await refreshStatus();
-    if (status.index) await renderPapers();
+    if (status.index) await Promise.all([renderPapers(), loadCollections()]);
     showExamples(papers);
     await loadThreads();
   } catch (err) {
@@ -81,7 +81,7 @@ async function start() {
     status,
     onIndexed: async () => {
       await refreshStatus();
-      await renderPapers();
+      await Promise.all([renderPapers(), loadCollections()]);
     },
   });
 }
