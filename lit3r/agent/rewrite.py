@@ -19,13 +19,14 @@ A thread (:class:`lit3r.app.session.Thread`) sends each message through three st
    * otherwise (one key term, or an elliptic form with few): a follow-up.
 
    A follow-up gets the key terms of the previous standalone question that it lacks in front of it,
-   ``"<terms>: <follow-up>"``, and is answered from the papers the previous turn cited (:attr:`Rewrite.papers`,
-   intersected with the caller's paper restriction), so that a carried word cannot pull a passage of another
-   paper into the thread. A standalone message is answered as asked, over the caller's papers. Key terms are
-   words of three or more characters, or with a digit or an inner capital (F1, GPT-4, BERT), that are not stop
-   words (:data:`lit3r.retrieval.planning.STOP_WORDS`), in order, at most :data:`MAX_TERMS`. The first message
-   of a thread is never rewritten. The decision (what was carried and why, or why the message stands alone)
-   is the rewrite's ``reason``.
+   ``"<terms>: <follow-up>"``, and is answered from the papers the thread cited last (:func:`last_cited`,
+   :attr:`Rewrite.papers`, within the caller's paper restriction), so that a carried word cannot pull a
+   passage of another paper into the thread. A standalone message is answered as asked, over the caller's
+   papers. Key terms are words of three or more characters, or with a digit or an inner capital (F1, GPT-4,
+   BERT), that are not stop words (:data:`lit3r.retrieval.planning.STOP_WORDS`), in order, at most
+   :data:`MAX_TERMS`. The first message of a thread is never rewritten. The decision (the form found, what was
+   carried and the papers, or why the message stands alone) is the rewrite's ``reason``. A question the model
+   rewrote sets no paper limit: the model read the conversation and wrote the subject out.
 2. **Answer.** The agent graph answers the standalone question in the thread. The thread's state is
    checkpointed, so the pool of earlier questions is carried into the new one with decayed scores and
    citation numbers stay stable within the thread (:mod:`lit3r.agent.state`); :func:`turns_of` reads the
@@ -107,7 +108,7 @@ class Rewrite(BaseModel):
         default="", description="Why: the follow-up's form and what was carried, or why it stands alone."
     )
     papers: list[str] | None = Field(
-        default=None, description="Answer from these papers only: the previous turn's cited papers (None: no limit)."
+        default=None, description="Answer from these papers only: those the thread cited last (None: no limit)."
     )
 
     def allowed(self, allowed_papers: Sequence[str] | None) -> list[str] | None:
@@ -162,7 +163,8 @@ def classify(message: str) -> tuple[bool, str]:
 
 def rule_rewrite(message: str, previous: str | None, cited_papers: Sequence[str] = ()) -> Rewrite:
     """The offline rewrite: a follow-up (by its form) gets the previous question's missing key terms in front
-    and the previous turn's ``cited_papers`` as its papers; a message that names its own subject stands alone."""
+    and ``cited_papers`` (the thread's, :func:`last_cited`) as its papers; a message naming its own subject
+    stands alone."""
     if previous is None:
         return Rewrite(message=message, question=message, method="first")
     follow_up, reason = classify(message)
@@ -191,7 +193,7 @@ def llm_rewrite(llm: LLM, message: str, turns: Sequence[ChatTurn]) -> Rewrite:
     except LLMError as exc:
         question, problem = "", f"the model call failed ({exc})"
     if problem:
-        fallback = rule_rewrite(message, turns[-1].question, turns[-1].papers)
+        fallback = rule_rewrite(message, turns[-1].question, last_cited(turns))
         return fallback.model_copy(update={"reason": f"{problem}; {fallback.reason}"})
     method: RewriteMethod = "unchanged" if question == message else "llm"
     return Rewrite(message=message, question=question, method=method, reason="rewritten by the model")
@@ -204,11 +206,16 @@ def rewrite_followup(message: str, turns: Sequence[ChatTurn], llm: LLM | None, r
         if llm is not None and turns:
             rewrite = llm_rewrite(llm, message, turns)
         elif turns:
-            rewrite = rule_rewrite(message, turns[-1].question, turns[-1].papers)
+            rewrite = rule_rewrite(message, turns[-1].question, last_cited(turns))
         else:
             rewrite = rule_rewrite(message, None)
         data.update(rewrite.model_dump())
     return rewrite
+
+
+def last_cited(turns: Sequence[ChatTurn]) -> list[str]:
+    """The papers of the latest turn that cited any (an abstaining turn leaves the subject where it was)."""
+    return next((turn.papers for turn in reversed(turns) if turn.papers), [])
 
 
 def turns_of(values: dict[str, Any]) -> list[ChatTurn]:

@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
-from lit3r.agent.rewrite import ChatTurn, llm_rewrite, rule_rewrite
+from lit3r.agent.rewrite import ChatTurn, last_cited, llm_rewrite, rule_rewrite
 from lit3r.agent.state import POOL_DECAY, carry_pool, stable_numbers
 from lit3r.answers import validate_answer
 from lit3r.app.session import Session, Thread
@@ -114,6 +114,8 @@ def test_a_follow_up_is_answered_from_the_cited_papers_within_the_callers_restri
     standalone = rule_rewrite("Which BM25 configuration was best?", "Which encoder was best?", turn.papers)
     assert standalone.papers is None and standalone.allowed(None) is None and standalone.allowed(["p9"]) == ["p9"]
     assert rule_rewrite("And its speed?", "Which encoder was best?").papers is None  # nothing cited: no limit
+    abstained = ChatTurn(question="q2", answer="Insufficient evidence.")
+    assert last_cited([turn, abstained]) == ["p1", "p2"] and last_cited([abstained]) == []
 
 
 def _chunk(chunk_id: str, text: str) -> Chunk:
@@ -340,6 +342,7 @@ def test_on_the_demo_corpus_follow_ups_stay_on_the_cited_paper_and_a_new_subject
         ("And how does that compare to the baseline?", "rule", "demo-evidence-verification"),
         ("Which BM25 configuration was best?", "unchanged", "demo-sparse-retrieval"),
         ("What about its latency?", "rule", "demo-sparse-retrieval"),
+        ("And its recall?", "rule", "demo-sparse-retrieval"),  # the subject of the last turn that cited a paper
     ]
     with Session(Settings(home=demo_home)) as session:
         thread = session.thread("issue-26")
