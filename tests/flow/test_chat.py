@@ -334,25 +334,38 @@ def test_a_thread_keeps_one_checkpoint_and_its_whole_history(memory_index) -> No
 # ---------------------------------------------------------------- the demo corpus
 
 
-def test_on_the_demo_corpus_follow_ups_stay_on_the_cited_paper_and_a_new_subject_stands_alone(demo_home) -> None:
-    """Issue 26: a follow-up carried words that pulled another paper in ('its latency' after the BM25
-    question cited the cross-encoder paper); a question naming its own subject got the earlier words too."""
-    turns = [
-        ("How much did evidence verification reduce unsupported claims?", "first", "demo-evidence-verification"),
-        ("And how does that compare to the baseline?", "rule", "demo-evidence-verification"),
-        ("Which BM25 configuration was best?", "unchanged", "demo-sparse-retrieval"),
-        ("What about its latency?", "rule", "demo-sparse-retrieval"),
-        ("And its recall?", "rule", "demo-sparse-retrieval"),  # the subject of the last turn that cited a paper
-    ]
+EVIDENCE, SPARSE = "demo-evidence-verification", "demo-sparse-retrieval"
+DEMO_THREADS = {
+    "follow-ups": [  # each refers back to the BM25 paper: answered from it alone
+        ("Which BM25 configuration was best?", "first", SPARSE),
+        ("And how does that compare to the baseline?", "rule", SPARSE),
+        ("What about its latency?", "rule", SPARSE),  # 'latency' alone retrieves the cross-encoder paper
+        ("And its recall?", "rule", SPARSE),
+    ],
+    "new-subjects": [  # each names its own subject: answered as asked, from its own paper
+        ("How much did evidence verification reduce unsupported claims?", "first", EVIDENCE),
+        ("Which BM25 configuration was best?", "unchanged", SPARSE),
+        ("And what does citation expansion add?", "unchanged", "demo-citation-expansion"),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", DEMO_THREADS)
+def test_on_the_demo_corpus_follow_ups_stay_on_the_cited_paper_and_new_subjects_stand_alone(demo_home, name) -> None:
+    """Issue 26: follow-ups carried earlier words into a question that starts a new subject ('And what does
+    citation expansion add?' got 'BM25 configuration best' and cited the BM25 paper), and carried words could
+    pull another paper's passage into a follow-up."""
+    turns = DEMO_THREADS[name]
     with Session(Settings(home=demo_home)) as session:
-        thread = session.thread("issue-26")
-        replies = [(thread.reply(message), method, paper) for message, method, paper in turns]
-    for reply, method, paper in replies:
+        thread = session.thread(f"issue-26-{name}")
+        replies = [thread.reply(message) for message, _, _ in turns]
+    for reply, (message, method, paper) in zip(replies, turns, strict=True):
         trace = read_trace(reply.answer)
         start = next(e["data"] for e in trace["events"] if e["name"] == "start_question")
         assert trace["rewrite"]["method"] == method, trace["rewrite"]
         assert {c.paper_id for c in reply.answer.citations} <= {paper}, (reply.answer.question, reply.answer.text)
         assert start["allowed"] == ([paper] if method == "rule" else None)
-    assert all(r.answer.citations for r, _, _ in replies[:3])  # each on its own paper
-    assert replies[2][0].answer.question == turns[2][0]  # as asked: no word of the verification question
-    assert replies[3][0].answer.question.startswith("BM25 configuration best: ")
+        if method != "rule":  # as asked, and answered from its own paper
+            assert reply.answer.question == message and reply.answer.citations, reply.answer.text
+        else:
+            assert "refers back" in trace["rewrite"]["reason"] and paper in trace["rewrite"]["reason"]
