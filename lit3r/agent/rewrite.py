@@ -9,13 +9,14 @@ A thread (:class:`lit3r.app.session.Thread`) sends each message through three st
    (:func:`classify`) whether it is a follow-up:
 
    * it *refers back* (:data:`ANAPHORA`: 'it', 'its', 'they', 'them', 'their', 'this', 'these', 'those', 'the
-     same', 'that paper', 'the method', 'does that', a closing 'that?' and the like): a follow-up, whatever
-     else it names;
+     same', 'that paper', 'does that', a closing 'that?' and the like): a follow-up, whatever else it names;
    * otherwise it *names its own subject* and stands alone: a named term (an acronym, a mixed-case name, a code
-     like GPT-4, a capitalised word after the first, a quoted phrase), or at least :data:`OWN_TERMS` key terms
-     of its own, or :data:`ELLIPTIC_OWN_TERMS` when it has an elliptic form (:data:`ELLIPSIS`: opening with 'and',
-     'also', 'what about', 'how about', or a comparative without an object, 'faster?'), since 'And how fast is
-     the small dense encoder?' asks about a new subject while 'And the dataset?' does not;
+     like GPT-4, a capitalised word after the first, a quoted phrase);
+   * otherwise 'the paper', 'the method', 'the authors' and the like (:data:`DEFINITE`) refer back: a follow-up;
+   * otherwise it stands alone with at least :data:`OWN_TERMS` key terms of its own, or
+     :data:`ELLIPTIC_OWN_TERMS` when it has an elliptic form (:data:`ELLIPSIS`: opening with 'and', 'also',
+     'what about', 'how about', or a comparative without an object, 'faster?'), since 'And how fast is the
+     small dense encoder?' asks about a new subject while 'And the results?' does not;
    * otherwise (one key term, or an elliptic form with few): a follow-up.
 
    A follow-up gets the key terms of the previous standalone question that it lacks in front of it,
@@ -71,11 +72,13 @@ REFERRING_NOUNS = (
 """Nouns that point back at something the conversation named after 'that' or 'the' ('that paper', 'the authors')."""
 ANAPHORA = re.compile(
     r"\b(?:it|its|they|them|their|theirs|this|these|those|the same)\b"
-    rf"|\b(?:that|the) (?:{'|'.join(REFERRING_NOUNS)})s?\b"
+    rf"|\bthat (?:{'|'.join(REFERRING_NOUNS)})s?\b"
     r"|\b(?:is|was|are|were|does|do|did) that\b|\bthat\s*\?*$",
     re.IGNORECASE,
 )
 """Words that refer to something the conversation named (see the module docstring)."""
+DEFINITE = re.compile(rf"\bthe (?:{'|'.join(REFERRING_NOUNS)})s?\b", re.IGNORECASE)
+"""'the dataset', 'the authors': refers back unless the message names a subject ('the dataset of SQuAD')."""
 COMPARATIVES = (
     "better", "worse", "faster", "slower", "larger", "smaller", "bigger", "higher", "lower", "cheaper", "more", "less",
     "fewer",
@@ -151,6 +154,8 @@ def classify(message: str) -> tuple[bool, str]:
         return True, f"refers back ({anaphora.group(0).strip()!r})"
     if named := named_terms(message):  # "What is ELMo?": short, but it names its own subject
         return False, f"stands alone: it names its subject ({', '.join(named)})"
+    if (definite := DEFINITE.search(message)) is not None:
+        return True, f"refers back ({definite.group(0)!r})"
     own = key_terms(message)
     ellipsis = ELLIPSIS.search(message)
     needed = OWN_TERMS if ellipsis is None else ELLIPTIC_OWN_TERMS
