@@ -451,7 +451,8 @@ class Thread:
     ) -> Reply:
         """Answer ``message`` as the thread's next turn; the answer's ``question`` is the standalone question
         that was answered (a follow-up is rewritten first), the document's ``message`` what the user wrote.
-        ``allowed_papers``: answer from these papers only (e.g. a library filter's)."""
+        ``allowed_papers``: answer from these papers only (e.g. a library filter's); a follow-up is answered
+        from the papers of these the previous turn cited (:meth:`lit3r.agent.rewrite.Rewrite.allowed`)."""
         message = " ".join(message.split())
         if not message:
             raise UserError("the message is empty")
@@ -459,7 +460,7 @@ class Thread:
             context = self.session.context(planner=planner, on_event=on_event)
             turns = self.history()[-HISTORY_TURNS:]
             rewrite = rewrite_followup(message, turns, context.llm, context.recorder)
-            state = self._run(context, rewrite.question, None, allowed_papers)
+            state = self._run(context, rewrite.question, None, rewrite.allowed(allowed_papers))
             return self.session.finish_reply(
                 context, state, self.thread_id, message=rewrite.message, rewrite=rewrite.model_dump()
             )

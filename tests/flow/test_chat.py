@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
-from lit3r.agent.rewrite import ChatTurn, llm_rewrite, rule_rewrite
+from lit3r.agent.rewrite import ChatTurn, last_cited, llm_rewrite, rule_rewrite
 from lit3r.agent.state import POOL_DECAY, carry_pool, stable_numbers
 from lit3r.answers import validate_answer
 from lit3r.app.session import Session, Thread
@@ -26,14 +26,15 @@ from lit3r.models import Answer, Chunk, Citation, Locator
 from lit3r.prompts import chat as chat_prompts
 from lit3r.prompts.chat import render_rewrite
 from lit3r.prompts.common import placeholders
+from lit3r.settings import Settings
 
 from fakes.agent import make_context, run_agent
 from fakes.chat import FakeToolCallingModel, tool_call
 from fakes.index import MemoryIndex
 
 QUESTION = "Which paper studies okapi saturation?"
-FOLLOW_UP = "What about its lexical analysis?"
-REWRITTEN = "okapi saturation: What about its lexical analysis?"
+FOLLOW_UP = "And its ablation?"
+REWRITTEN = "okapi saturation: And its ablation?"
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +82,15 @@ def read_trace(answer: Answer) -> dict:
         ("What is ELMo?", None, "unchanged"),  # short, but it names its own subject
         ('What does "Penn Treebank" contain?', None, "unchanged"),
         ("What is its F1?", "okapi lexical saturation BERT: What is its F1?", "rule"),  # names F1, but refers back
+        (
+            "And how does that compare to the baseline?",
+            "okapi lexical saturation BERT: And how does that compare to the baseline?",
+            "rule",
+        ),
+        ("Which encoder is faster?", "okapi lexical saturation BERT: Which encoder is faster?", "rule"),  # faster than?
+        ("What is dense retrieval?", None, "unchanged"),  # two key terms, no anaphora: a new subject
+        ("How large is the dataset of SQuAD?", None, "unchanged"),  # 'the dataset' of a subject it names
+        ("And how fast is the small dense encoder?", None, "unchanged"),  # elliptic, but four key terms of its own
     ],
 )
 def test_rule_rewrite_completes_short_or_referring_follow_ups_with_earlier_words_only(message, expected, method):
@@ -90,6 +100,23 @@ def test_rule_rewrite_completes_short_or_referring_follow_ups_with_earlier_words
     words = set(re.findall(r"\w+", f"{previous} {message}".lower()))
     assert set(re.findall(r"\w+", rewrite.question.lower())) <= words  # nothing invented
     assert rule_rewrite(message, None).method == "first"
+    scoped = rule_rewrite(message, previous, ["p1", "p2", "p1"])  # the earlier turn's cited papers
+    assert scoped.papers == (["p1", "p2"] if method == "rule" else None)
+    assert ("stands alone" in scoped.reason) == (method == "unchanged")
+    assert method == "unchanged" or "carried " + ", ".join(expected.split(": ")[0].split()) in scoped.reason
+
+
+def test_a_follow_up_is_answered_from_the_cited_papers_within_the_callers_restriction() -> None:
+    turn = ChatTurn(question="q", answer="a [2] b [1]", citations={2: "p2::c0001", 1: "p1::c0003", 3: "p1::c0004"})
+    assert turn.papers == ["p1", "p2"]
+    follow_up = rule_rewrite("And its speed?", "Which encoder was best?", turn.papers)
+    assert follow_up.allowed(None) == ["p1", "p2"] and follow_up.allowed(["p2", "p9"]) == ["p2"]
+    assert follow_up.allowed(["p9"]) == ["p9"]  # no cited paper allowed: the caller's restriction alone
+    standalone = rule_rewrite("Which BM25 configuration was best?", "Which encoder was best?", turn.papers)
+    assert standalone.papers is None and standalone.allowed(None) is None and standalone.allowed(["p9"]) == ["p9"]
+    assert rule_rewrite("And its speed?", "Which encoder was best?").papers is None  # nothing cited: no limit
+    abstained = ChatTurn(question="q2", answer="Insufficient evidence.")
+    assert last_cited([turn, abstained]) == ["p1", "p2"] and last_cited([abstained]) == []
 
 
 def _chunk(chunk_id: str, text: str) -> Chunk:
@@ -149,9 +176,12 @@ def test_two_turns_rewrite_the_follow_up_reuse_the_pool_and_keep_citation_number
     trace = read_trace(second)
     assert trace["message"] == FOLLOW_UP and trace["rewrite"]["method"] == "rule"
     assert trace["events"][0]["type"] == "rewrite" and trace["events"][0]["data"]["question"] == REWRITTEN
-    carried = carry_pool(pool_1, bool, index.settings.retriever.pin_bonus)
-    assert set(pool_1) <= set(state["pool"])  # earlier chunks stay pooled, never below their decayed score
+    cited = {c.paper_id for c in first.citations}  # the follow-up is answered from the papers cited before
+    assert trace["rewrite"]["papers"] == sorted(cited) and {c.paper_id for c in second.citations} <= cited
+    carried = carry_pool(pool_1, lambda c: index.chunk_by_id[c].paper_id in cited, index.settings.retriever.pin_bonus)
+    assert carried and set(carried) <= set(state["pool"])  # their earlier chunks stay pooled, not below the decay
     assert all(state["pool"][c] >= score for c, score in carried.items())
+    assert all(index.chunk_by_id[c].paper_id in cited for c in state["pool"])
     shared = set(numbers(first)) & set(numbers(second))
     assert shared and all(numbers(first)[c] == numbers(second)[c] for c in shared)
     new = set(numbers(second)) - set(numbers(first))
@@ -300,3 +330,43 @@ def test_a_thread_keeps_one_checkpoint_and_its_whole_history(memory_index) -> No
         assert rows == 1 and writes == 0
         turns = thread.history()
         assert len(turns) == 3 and all(f"part {i}" in t.question for i, t in enumerate(turns))
+
+
+# ---------------------------------------------------------------- the demo corpus
+
+
+EVIDENCE, SPARSE = "demo-evidence-verification", "demo-sparse-retrieval"
+DEMO_THREADS = {
+    "follow-ups": [  # each refers back to the BM25 paper: answered from it alone
+        ("Which BM25 configuration was best?", "first", SPARSE),
+        ("And how does that compare to the baseline?", "rule", SPARSE),
+        ("What about its latency?", "rule", SPARSE),  # 'latency' alone retrieves the cross-encoder paper
+        ("And its recall?", "rule", SPARSE),
+    ],
+    "new-subjects": [  # each names its own subject: answered as asked, from its own paper
+        ("How much did evidence verification reduce unsupported claims?", "first", EVIDENCE),
+        ("Which BM25 configuration was best?", "unchanged", SPARSE),
+        ("And what does citation expansion add?", "unchanged", "demo-citation-expansion"),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", DEMO_THREADS)
+def test_on_the_demo_corpus_follow_ups_stay_on_the_cited_paper_and_new_subjects_stand_alone(demo_home, name) -> None:
+    """Issue 26: follow-ups carried earlier words into a question that starts a new subject ('And what does
+    citation expansion add?' got 'BM25 configuration best' and cited the BM25 paper), and carried words could
+    pull another paper's passage into a follow-up."""
+    turns = DEMO_THREADS[name]
+    with Session(Settings(home=demo_home)) as session:
+        thread = session.thread(f"issue-26-{name}")
+        replies = [thread.reply(message) for message, _, _ in turns]
+    for reply, (message, method, paper) in zip(replies, turns, strict=True):
+        trace = read_trace(reply.answer)
+        start = next(e["data"] for e in trace["events"] if e["name"] == "start_question")
+        assert trace["rewrite"]["method"] == method, trace["rewrite"]
+        assert {c.paper_id for c in reply.answer.citations} <= {paper}, (reply.answer.question, reply.answer.text)
+        assert start["allowed"] == ([paper] if method == "rule" else None)
+        if method != "rule":  # as asked, and answered from its own paper
+            assert reply.answer.question == message and reply.answer.citations, reply.answer.text
+        else:
+            assert "refers back" in trace["rewrite"]["reason"] and paper in trace["rewrite"]["reason"]
