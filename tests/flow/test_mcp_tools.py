@@ -222,6 +222,14 @@ def test_every_trace_event_reaches_the_client_as_progress_before_the_result(sess
         await send(self, message)
 
     monkeypatch.setattr(mcp_server._Progress, "_send", slow_send)
+    take = mcp_server._Progress.__call__
+
+    def spread(self, event) -> None:  # the run's thread: events spread over several of the reporter's polls
+        take(self, event)
+        if delay:
+            time.sleep(delay / 2)
+
+    monkeypatch.setattr(mcp_server._Progress, "__call__", spread)
 
     async def body(client):
         nonlocal delay
