@@ -36,6 +36,7 @@ from pydantic import Field
 from lit3r.app.check import CheckResult
 from lit3r.app.documents import step_line
 from lit3r.app.errors import NotFound, classify
+from lit3r.app.export import export_answer
 from lit3r.app.filters import library_restriction
 from lit3r.app.session import Session
 from lit3r.mcp import corpus
@@ -241,10 +242,21 @@ def build_server(
         tags: Tags = None,
         year: Year = None,
         authors: Authors = None,
+        format: Annotated[
+            Literal["markdown", "bibtex", "csl-json"] | None,
+            Field(
+                description="Also return the answer with references (markdown, author-year or numbered) or its "
+                "bibliography (bibtex, csl-json) as `export`."
+            ),
+        ] = None,
+        citation_style: Annotated[
+            Literal["author-year", "numbered"], Field(description="Citations in the markdown export.")
+        ] = "author-year",
     ) -> AskResult:
         """Answer a question from the papers with inline citations [n]; each citation names its chunk, paper,
         locator (section, page, table/figure, character span) and a verbatim quote. When the evidence is not in
-        the corpus the answer says so (sufficient=false) instead of guessing. Sends progress while it runs."""
+        the corpus the answer says so (sufficient=false) instead of guessing. With `format` the result's `export`
+        holds the answer with its references or its bibliography. Sends progress while it runs."""
         progress = _Progress(ctx, heartbeat_s)
         outcome: list[AskResult | Exception] = []
 
@@ -261,7 +273,11 @@ def build_server(
                         max_seconds=max_seconds,
                         on_event=progress,
                     )
-                outcome.append(reply.document)
+                    document = reply.document
+                    if format:  # the answer with references, from the index's paper records (library metadata)
+                        text = export_answer(reply.answer, held.index.papers, format, citation_style)
+                        document = document.model_copy(update={"export": text})
+                outcome.append(document)
             except Exception as exc:  # mapped below, in the event loop
                 outcome.append(exc)
 

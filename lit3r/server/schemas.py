@@ -169,6 +169,14 @@ class ChatLit3rOptions(LibraryFilters):
     papers: list[Annotated[str, Field(pattern=ITEM_ID)]] | None = Field(
         default=None, max_length=200, description="Answer from these paper ids only."
     )
+    format: Literal["markdown", "bibtex", "csl-json"] | None = Field(
+        default=None,
+        description="Also return the answer with references (markdown) or its bibliography as the `lit3r` "
+        "document's `export`, as /v1/ask's `format` does.",
+    )
+    citation_style: Literal["author-year", "numbered"] = Field(
+        default="author-year", description="Citations in the markdown export."
+    )
 
 
 class ChatCompletionRequest(BaseModel):

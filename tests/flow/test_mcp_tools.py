@@ -271,3 +271,23 @@ def test_ask_refuses_an_unknown_thread_and_starts_one_only_when_asked(session) -
     assert not again.is_error and again.structured_content["turn"] == 1
     assert not named.is_error and named.structured_content["thread_id"] == "mine-1"
     assert twice.is_error and "thread 'mine-1' already exists" in twice.content[0].text
+
+
+def test_ask_with_a_format_returns_the_answer_with_its_references(session) -> None:
+    """`format` gives the answer with references (markdown) or its bibliography (bibtex) as `export`, listing
+    exactly the cited papers, as /v1/ask's parameter does."""
+    import bibtexparser
+
+    async def body(client):
+        plain = await client.call_tool("ask", {"question": QUESTION})
+        bib = await client.call_tool("ask", {"question": QUESTION, "format": "bibtex"})
+        markdown = await client.call_tool("ask", {"question": QUESTION, "format": "markdown"})
+        return plain.structured_content, bib.structured_content, markdown.structured_content
+
+    plain, bib, markdown = run(session, body)
+    assert plain.get("export") is None
+    cited = {c["paper_id"] for c in bib["citations"]}
+    assert cited, bib
+    entries = bibtexparser.parse_string(bib["export"]).entries
+    assert len(entries) == len(cited)
+    assert "## References" in markdown["export"] and "[1]" not in markdown["export"].split("## References")[0]

@@ -199,6 +199,19 @@ def test_chat_completions_take_the_filters_in_the_lit3r_object(client) -> None:
     assert {c["paper_id"] for c in last["citations"]} == {READING}
 
 
+def test_chat_completions_export_the_answer_with_its_library_references(client) -> None:
+    import bibtexparser
+
+    body = {"model": "lit3r", "messages": [{"role": "user", "content": QUESTION}]}
+    got = client.post("/v1/chat/completions", json={**body, "lit3r": {"collections": ["Reading"], "format": "bibtex"}})
+    assert got.status_code == 200, got.text
+    document = got.json()["lit3r"]
+    entries = bibtexparser.parse_string(document["export"]).entries
+    assert len(entries) == 1 and "Serac" in entries[0].fields_dict["author"].value  # the library's metadata
+    plain = client.post("/v1/chat/completions", json=body).json()["lit3r"]
+    assert plain.get("export") is None
+
+
 def test_the_library_route_lists_what_the_filters_can_name(client) -> None:
     listed = client.get("/v1/library")
     assert listed.status_code == 200

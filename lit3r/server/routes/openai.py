@@ -17,13 +17,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from lit3r.app.export import export_answer
 from lit3r.app.traces import load_trace
 from lit3r.server import answering, openai_compat
 from lit3r.server.errors import error_body
 from lit3r.server.routes import runtime_of
 from lit3r.server.runs import run, run_events
 from lit3r.server.runtime import Runtime, Ticket
-from lit3r.server.schemas import ChatCompletionRequest
+from lit3r.server.schemas import ChatCompletionRequest, ChatLit3rOptions
 from lit3r.server.sse import PING, frame, stream
 
 router = APIRouter(tags=["openai"])
@@ -36,14 +37,18 @@ def _reply(
     message: str,
     planner: str,
     allowed: list[str] | None = None,
+    options: ChatLit3rOptions | None = None,
 ) -> dict:
-    """Run the turn (from the ``allowed`` papers only, when given); return the answer document, the reply
-    (content, and its Sources block) and the usage."""
+    """Run the turn (from the ``allowed`` papers only, when given); return the answer document (with ``export``
+    when the options ask for a format), the reply (content, and its Sources block) and the usage."""
     catalog = runtime.catalog
     thread = answering.conversation_thread(ticket.session, catalog, prior, planner, allowed)
     with runtime.thread_lock(thread.thread_id):
         reply = answering.turn(thread, catalog, message, planner, allowed=allowed)
     document = reply.document.model_dump(mode="json")
+    if options is not None and options.format:
+        papers = ticket.session.index.papers
+        document["export"] = export_answer(reply.answer, papers, options.format, options.citation_style)
     content = openai_compat.reply_content(document)
     answering.remember_reply(catalog, prior, message, content, thread.thread_id)
     tokens = openai_compat.usage(load_trace(reply.answer.trace_path) if reply.answer.trace_path else None)
@@ -78,10 +83,10 @@ async def chat_completions(body: ChatCompletionRequest, request: Request):
         ticket.release()
         raise
     if not body.stream:
-        reply = await run(runtime, ticket, lambda: _reply(runtime, ticket, prior, message, planner, allowed))
+        reply = await run(runtime, ticket, lambda: _reply(runtime, ticket, prior, message, planner, allowed, options))
         return openai_compat.completion(reply["document"], reply["content"], body.model, reply["usage"])
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
-    work = lambda _listener: _reply(runtime, ticket, prior, message, planner, allowed)  # noqa: E731
+    work = lambda _listener: _reply(runtime, ticket, prior, message, planner, allowed, options)  # noqa: E731
     return stream(_chunks(runtime, ticket, work, body.model, include_usage))
 
 
