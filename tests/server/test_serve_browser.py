@@ -396,3 +396,19 @@ def test_the_ask_form_offers_the_collections_and_answers_from_the_chosen_one(pag
     assert "150 metres" in text and "182" not in text
     tab.screenshot(path=str(SHOTS / "9-collection.png"))
     tab.close()
+
+
+def test_the_check_form_offers_the_collections_and_judges_only_the_chosen_ones_papers(browser, library_server) -> None:
+    tab = browser.new_page()
+    tab.goto(library_server.base_url)
+    tab.click("#tab-check")
+    picker = tab.locator("#check-collection")
+    picker.wait_for(state="visible")
+    assert picker.locator("option").all_inner_texts() == ["All papers", "Reading", "Thesis"]
+    tab.select_option("#check-collection", "Thesis")
+    table = check(tab, "The Aletsch glacier tongue flows 182 metres per year.")
+    papers = {
+        table.locator("tbody tr").nth(i).get_attribute("data-paper") for i in range(table.locator("tbody tr").count())
+    }
+    assert papers == {"moraine2021radar"}
+    tab.close()

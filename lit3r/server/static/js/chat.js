@@ -28,14 +28,17 @@ export function showExamples(paperIds) {
   document.getElementById("examples").hidden = !paperIds.has(DEMO_PAPER);
 }
 
-// The library's collections (GET /v1/library) as the picker's options; hidden when there are none. The chosen
-// collection is kept when it is still there after a re-index.
+// The library's collections (GET /v1/library) as the pickers' options (the ask form's and the check form's);
+// hidden when there are none. A chosen collection is kept when it is still there after a re-index.
 export async function loadCollections() {
   const { collections } = await api("/v1/library");
-  const chosen = picker.value;
-  picker.replaceChildren(new Option("All papers", ""), ...collections.map((name) => new Option(name, name)));
-  picker.value = collections.includes(chosen) ? chosen : "";
-  picker.hidden = collections.length === 0;
+  for (const select of [picker, document.getElementById("check-collection")]) {
+    if (!select) continue;
+    const chosen = select.value;
+    select.replaceChildren(new Option("All papers", ""), ...collections.map((name) => new Option(name, name)));
+    select.value = collections.includes(chosen) ? chosen : "";
+    select.hidden = collections.length === 0;
+  }
 }
 
 export function initChat({ openTrace }) {

@@ -73,7 +73,9 @@ export function initCheck() {
     summary.textContent = "Checking the claim against the papers…";
     try {
       clearNotice();
-      renderCheck(await api("/v1/check", { method: "POST", body: { claim } }));
+      const collection = document.getElementById("check-collection")?.value;
+      const body = collection ? { claim, collections: [collection] } : { claim };
+      renderCheck(await api("/v1/check", { method: "POST", body }));
     } catch (err) {
       summary.textContent = "";
       reportError(err, "check the claim");
