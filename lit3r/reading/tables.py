@@ -4,7 +4,8 @@ A sentence rarely says which row of a table is best; the table says it by its nu
 for an extreme (``highest``, ``best``, ``largest``, ``most``, ``top``; ``lowest``, ``smallest``, ``fewest``,
 ``least``, ``worst``) and an evidence table has a numeric column the question names (its header shares a term
 with the question, or it is the table's only numeric column and the caption or header shares one), the answer is
-the row holding that column's extreme, quoted verbatim with its citation. "Best" and "worst" read the column's
+the row holding that column's extreme, quoted verbatim with its citation (the cells as
+:func:`lit3r.corpus.tables.read_table` reads them). "Best" and "worst" read the column's
 direction from its header: error, loss, latency, time, cost, perplexity and unsupported-claim columns are better
 when lower. Nothing is computed that the row does not show, and a table without such a column is left to the
 sentence reader.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from lit3r.corpus.tables import read_table
 from lit3r.models import Chunk
 from lit3r.reading.quotes import Candidate
 from lit3r.reading.scoring import query_terms, terms
@@ -28,12 +30,6 @@ _LOWER_IS_BETTER = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"[-\u2212]?\d+(?:[.,]\d+)?")
-_RULE = re.compile(r"^[\s|:+-]*$")
-
-
-def _cells(line: str) -> list[str]:
-    """The cells of one ``a | b | c`` line (outer bars dropped)."""
-    return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
 def _number(cell: str) -> float | None:
@@ -83,11 +79,12 @@ def superlative_row(question: str, pool: Sequence[Candidate]) -> Candidate | Non
 
 def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> Candidate | None:
     """The row of one table's units that holds the asked-for extreme of the column the question names."""
-    lines = [(u, u.text) for u in units if "|" in u.text and not _RULE.match(u.text)]
-    if len(lines) < 3:  # a header and at least two rows to compare
+    table = read_table(units[0].chunk.text)
+    row_units = [u for u in units if " | " in u.text][1:]  # the header's unit first, then one per body row
+    if len(table.rows) < 2 or len(row_units) != len(table.rows):
         return None
-    header, body = _cells(lines[0][1]), lines[1:]
-    rows = [(u, _cells(text)) for u, text in body if len(_cells(text)) == len(header)]
+    header = table.header
+    rows = [(u, cells) for u, cells in zip(row_units, table.rows, strict=True) if len(cells) == len(header)]
     numeric = [
         j
         for j in range(1, len(header))
@@ -96,10 +93,9 @@ def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> Cand
     if not numeric:
         return None
     named = [j for j in numeric if set(terms([header[j]])[0]) & query]
-    caption = " ".join(u.text for u in units if "|" not in u.text)
     if len(named) == 1:
         column = named[0]
-    elif not named and len(numeric) == 1 and set(terms([caption + " " + " ".join(header)])[0]) & query:
+    elif not named and len(numeric) == 1 and set(terms([table.caption + " " + " ".join(header)])[0]) & query:
         column = numeric[0]
     else:
         return None
