@@ -183,6 +183,24 @@ ABSTENTION = "Insufficient evidence: the indexed papers do not contain a passage
 """The text of every abstaining answer, whichever reader abstained (the one sentinel callers may test for)."""
 
 
+class TableCell(BaseModel):
+    """The row (and, when one value is meant, the column) of a table chunk that a citation quotes."""
+
+    table: str | None = Field(default=None, description="The table's id, e.g. 'Table 1'.")
+    row: int = Field(ge=1, description="1-based body row (the header row is not counted).")
+    row_label: str | None = Field(default=None, description="The row's first cell, e.g. the method it reports.")
+    column: str | None = Field(default=None, description="The column's header, when the answer is one cell.")
+    value: str | None = Field(default=None, description="That cell's text, when a column is named.")
+
+    def describe(self) -> str:
+        """``Table 1 · row 5 (Reciprocal rank fusion) · Recall@10 = 0.63``."""
+        parts = [self.table] if self.table else []
+        parts.append(f"row {self.row}" + (f" ({self.row_label})" if self.row_label else ""))
+        if self.column:
+            parts.append(f"{self.column} = {self.value}" if self.value is not None else self.column)
+        return " · ".join(parts)
+
+
 class Citation(BaseModel):
     """One numbered citation of an answer: the chunk it points at and the verbatim text it relies on."""
 
@@ -191,6 +209,10 @@ class Citation(BaseModel):
     paper_id: str = Field(description="Id of the cited chunk's paper.")
     locator: Locator = Field(description="Where the cited chunk sits in its paper.")
     quote: str = Field(description="Text quoted verbatim from the cited chunk that supports the claim.")
+    cell: TableCell | None = Field(
+        default=None,
+        description="When the quote is one row of a table chunk: the table, the row and (for one value) the column.",
+    )
     quotes: list[str] = Field(
         default_factory=list,
         description="When readers set it: the verbatim quote of each sentence that cites this chunk, in the order of "

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from lit3r.app.traces import summarize
-from lit3r.models import Answer, ClaimCheck, Locator, Paper, TraceEvent
+from lit3r.models import Answer, ClaimCheck, Locator, Paper, TableCell, TraceEvent
 
 STEP_LINE_CHARS = 160
 REMOVED_CLAIM = "[removed: not supported by its citation]"
@@ -44,6 +44,9 @@ class CitedPassage(BaseModel):
     quotes: list[str] = Field(
         default_factory=list,
         description="Each [n] marker's own quote, in the order of the markers (empty when the reader gave none).",
+    )
+    cell: TableCell | None = Field(
+        default=None, description="When the quote is one row of a table: its table, row and (for one value) column."
     )
 
 
@@ -104,6 +107,7 @@ def answer_document(
             locator=c.locator,
             quote=c.quote,
             quotes=c.quotes,
+            cell=c.cell,
         )
         for c in answer.citations
     ]

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from lit3r.app.documents import step_line
 from lit3r.cli.app import app, err, existing_home, fail, out, printable, state
-from lit3r.models import Answer, Paper, TraceEvent
+from lit3r.models import Answer, Citation, Paper, TraceEvent
 
 trace_app = typer.Typer(no_args_is_help=True, help="Inspect the traces of answered questions.")
 
@@ -29,7 +29,7 @@ def print_answer(answer: Answer) -> None:
                 (f"[{citation.number}]", "bold"),
                 " ",
                 (printable(citation.paper_id), "cyan"),
-                printable(f" {citation.locator.describe()} "),
+                printable(f" {where(citation)} "),
                 (printable(citation.chunk_id), "dim"),
             ),
             highlight=False,
@@ -44,6 +44,15 @@ def print_answer(answer: Answer) -> None:
     if answer.candidate_papers:
         out.print(Text(printable(f"candidate papers: {', '.join(answer.candidate_papers[:5])}"), "dim"))
     out.print(Text(printable(f"rounds: {answer.rounds} · trace: {answer.trace_path}"), "dim"))
+
+
+def where(citation: Citation) -> str:
+    """The citation's locator, and the table row (and column) it quotes when it quotes one."""
+    cell = citation.cell
+    if cell is None:
+        return citation.locator.describe()
+    named = cell if cell.table != citation.locator.object_id else cell.model_copy(update={"table": None})
+    return f"{citation.locator.describe()} · {named.describe()}"
 
 
 def print_step(event: TraceEvent) -> None:

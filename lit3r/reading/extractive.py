@@ -34,7 +34,7 @@ from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, render
 from lit3r.reading.scoring import lexical_scores, query_terms, terms
 from lit3r.reading.selector import SelectorModel, load_selector
-from lit3r.reading.tables import superlative_row
+from lit3r.reading.tables import superlative_cell, with_cells
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
 
 FormChoice = Literal["auto"] | AnswerForm
@@ -295,15 +295,16 @@ def extractive_answer(
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
     covered = coverage(question, scored)
     matched = {c.chunk.id for c, s in scored if s > min_score}
-    row = superlative_row(question, [c for c, _ in scored if c.chunk.id in matched])
-    if row is not None:  # a table whose header names what is asked holds the extreme: that row answers
-        answer = render(question, [row])
+    found = superlative_cell(question, [c for c, _ in scored if c.chunk.id in matched])
+    if found is not None:  # a table whose header names what is asked holds the extreme: that row answers
+        row, column = found
+        answer = with_cells(render(question, [row]), [row], column)
         return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": True})
     if covered < min_coverage and answer_form(question) != "boolean":  # measured: yes/no questions lose by it
         return insufficient_answer(question)
     chosen = select(scored, 1 if kind != "sentence" else max_sentences, min_score, relative_floor)
     if not chosen:
         return insufficient_answer(question)
-    answer = typed_answer(question, kind, chosen[0]) or render(question, chosen)
+    answer = typed_answer(question, kind, chosen[0]) or with_cells(render(question, chosen), chosen)
     asked = answer_form(question)
     return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": kind_supplied(asked, answer)})

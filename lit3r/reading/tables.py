@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from lit3r.corpus.tables import read_table
-from lit3r.models import Chunk
+from lit3r.models import Answer, Chunk, TableCell
 from lit3r.reading.quotes import Candidate
 from lit3r.reading.scoring import query_terms, terms
 
@@ -63,6 +63,12 @@ def asks_extreme(question: str) -> bool:
 
 def superlative_row(question: str, pool: Sequence[Candidate]) -> Candidate | None:
     """The table row of the evidence that holds the extreme the question asks for (see the module docstring)."""
+    found = superlative_cell(question, pool)
+    return found[0] if found else None
+
+
+def superlative_cell(question: str, pool: Sequence[Candidate]) -> tuple[Candidate, str] | None:
+    """The table row holding the extreme the question asks for, and the header of the column it was read from."""
     if not asks_extreme(question):
         return None
     query = query_terms(question)
@@ -77,8 +83,9 @@ def superlative_row(question: str, pool: Sequence[Candidate]) -> Candidate | Non
     return None
 
 
-def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> Candidate | None:
-    """The row of one table's units that holds the asked-for extreme of the column the question names."""
+def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> tuple[Candidate, str] | None:
+    """The row of one table's units that holds the asked-for extreme of the column the question names, and that
+    column's header."""
     table = read_table(units[0].chunk.text)
     row_units = [u for u in units if " | " in u.text][1:]  # the header's unit first, then one per body row
     if len(table.rows) < 2 or len(row_units) != len(table.rows):
@@ -107,7 +114,7 @@ def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> Cand
     pick = max if direction == "max" else min
     best = pick(v for _, v in values)
     winners = [u for u, v in values if v == best]
-    return winners[0] if len(winners) == 1 else None
+    return (winners[0], header[column]) if len(winners) == 1 else None
 
 
 _REFERENCE = re.compile(r"\bTable\s+(\d+)", re.IGNORECASE)
@@ -139,3 +146,37 @@ def referenced_tables(
                 out.append(other)
                 present.add(other.id)
     return out
+
+
+def row_cell(candidate: Candidate, column: str | None = None) -> TableCell | None:
+    """The :class:`~lit3r.models.TableCell` of a quoted table row (its table, 1-based row, first cell; with
+    ``column``, that column's value), or None when the unit is not a body row of a table chunk."""
+    chunk = candidate.chunk
+    if chunk.type != "table" or " | " not in candidate.text:
+        return None
+    table = read_table(chunk.text)
+    row = sum(" | " in line for line in chunk.text[: candidate.unit.start].split("\n"))  # the header is line 0
+    if not 1 <= row <= len(table.rows):
+        return None
+    cells = table.rows[row - 1]
+    value = table.cell(row, column) if column else None
+    return TableCell(
+        table=chunk.locator.object_id or table.label,
+        row=row,
+        row_label=cells[0] if cells else None,
+        column=column if value is not None else None,
+        value=value,
+    )
+
+
+def with_cells(answer: Answer, chosen: Sequence[Candidate], column: str | None = None) -> Answer:
+    """The answer with each citation that quotes exactly one table row naming its cell (:func:`row_cell`)."""
+    by_chunk: dict[str, list[Candidate]] = {}
+    for candidate in chosen:
+        by_chunk.setdefault(candidate.chunk.id, []).append(candidate)
+    citations = []
+    for citation in answer.citations:
+        units = by_chunk.get(citation.chunk_id, [])
+        cell = row_cell(units[0], column) if len(units) == 1 else None
+        citations.append(citation.model_copy(update={"cell": cell}) if cell else citation)
+    return answer.model_copy(update={"citations": citations})

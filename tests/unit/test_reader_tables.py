@@ -76,3 +76,29 @@ def test_an_extreme_the_table_does_not_measure_is_not_answered_from_it() -> None
     question = "What is the highest mountain on Earth?"
     assert superlative_row(question, candidates([TABLE])) is None
     assert not extractive_answer(question, [POINTER, TABLE]).sufficient
+
+
+def test_a_quoted_row_names_its_table_row_and_the_column_read() -> None:
+    from lit3r.answers import repair_citations
+    from lit3r.models import TableCell
+
+    answer = extractive_answer("Which fusion method reached the highest paper-level recall at 10?", [POINTER, TABLE])
+    cell = TableCell(
+        table="Table 1", row=3, row_label="Reciprocal rank fusion (k = 60)", column="Recall@10", value="0.63"
+    )
+    assert answer.citations[0].cell == cell
+    assert cell.describe() == "Table 1 · row 3 (Reciprocal rank fusion (k = 60)) · Recall@10 = 0.63"
+    lookup = {c.id: c for c in (POINTER, TABLE)}.get
+    assert repair_citations(answer, lookup).citations[0].cell == cell  # the agent's repair keeps it
+    # a row quoted for another question names its row only; a sentence names no cell
+    row = extractive_answer("What does BM25 reach?", [TABLE], form="sentence")
+    assert row.citations[0].cell == TableCell(table="Table 1", row=1, row_label="BM25")
+    assert extractive_answer("What does Table 1 give?", [POINTER]).citations[0].cell is None
+
+
+def test_the_answer_document_carries_the_cell() -> None:
+    from lit3r.app.documents import answer_document
+
+    answer = extractive_answer("Which fusion method reached the highest paper-level recall at 10?", [POINTER, TABLE])
+    document = answer_document(answer, {})
+    assert document.model_dump(mode="json")["citations"][0]["cell"]["column"] == "Recall@10"

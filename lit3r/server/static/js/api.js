@@ -130,3 +130,11 @@ export function describe(locator) {
   if (locator.object_id) parts.push(locator.object_id);
   return parts.join(" · ");
 }
+
+// A quoted table row's cell (the citation's `cell`): "row 5 (Reciprocal rank fusion) · Recall@10 = 0.63".
+export function describeCell(cell) {
+  if (!cell) return "";
+  const parts = [`row ${cell.row}` + (cell.row_label ? ` (${cell.row_label})` : "")];
+  if (cell.column) parts.push(cell.value != null ? `${cell.column} = ${cell.value}` : cell.column);
+  return parts.join(" · ");
+}

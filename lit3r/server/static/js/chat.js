@@ -1,7 +1,7 @@
 // The chat: threads, a question streamed through /v1/threads/{id}/messages/stream (its steps appear as they
 // happen), answers with citation chips; when the library has collections, a picker in the ask form sends the
 // chosen one with each question (the library filter `collections` of the message).
-import { api, describe, esc, stream } from "./api.js";
+import { api, describe, describeCell, esc, stream } from "./api.js";
 import { hideCard, openEvidence, showCard } from "./evidence.js";
 import { markdownHtml } from "./markdown.js";
 import { clearNotice, paperTitle, reportError } from "./state.js";
@@ -281,7 +281,7 @@ function sourcesList(citations) {
   for (const c of [...citations].sort((a, b) => a.number - b.number)) {
     const li = document.createElement("li");
     li.value = c.number;
-    const where = describe(c.locator);
+    const where = [describe(c.locator), describeCell(c.cell)].filter(Boolean).join(" · ");
     li.innerHTML = `<button type="button" class="source" data-n="${esc(c.number)}">` +
       `<span class="source-title">${esc(paperTitle(c.paper_id))}</span>` +
       (where ? ` <span class="source-where">${esc(where)}</span>` : "") +
