@@ -23,6 +23,18 @@ FILE = "server.sqlite"
 TITLE_CHARS = 80
 ORIGINS = ("ui", "api", "openai")  # who made a thread: the web UI, the HTTP API, the chat-completions endpoint
 
+
+def title_of(text: str) -> str:
+    """A thread title from a question or a name: white space folded, and when longer than :data:`TITLE_CHARS`, cut
+    at the last word boundary with an ellipsis (never mid-word)."""
+    folded = " ".join(text.split())
+    if len(folded) <= TITLE_CHARS:
+        return folded
+    cut = folded[: TITLE_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > TITLE_CHARS // 2 else cut).rstrip(" ,;:") + "\u2026"
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
     id TEXT PRIMARY KEY,
@@ -107,7 +119,7 @@ class Catalog:
                 )
             self._db.execute(
                 "INSERT OR IGNORE INTO threads (id, title, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?)",
-                (thread_id, title[:TITLE_CHARS], stamp, stamp, origin),
+                (thread_id, title_of(title), stamp, stamp, origin),
             )
         return self.thread(thread_id) or {}
 
@@ -144,7 +156,7 @@ class Catalog:
     def rename_thread(self, thread_id: str, title: str) -> dict[str, Any] | None:
         """Give a known thread a new title; the thread, or None when unknown."""
         with self._lock, self._db:
-            self._db.execute("UPDATE threads SET title = ? WHERE id = ?", (title[:TITLE_CHARS], thread_id))
+            self._db.execute("UPDATE threads SET title = ? WHERE id = ?", (title_of(title), thread_id))
         return self.thread(thread_id)
 
     def delete_thread(self, thread_id: str) -> bool:
@@ -161,11 +173,11 @@ class Catalog:
         with self._lock, self._db:
             self._db.execute(
                 "INSERT OR IGNORE INTO threads (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                (thread_id, message[:TITLE_CHARS], stamp, stamp),
+                (thread_id, title_of(message), stamp, stamp),
             )
             self._db.execute(
                 "UPDATE threads SET updated_at = ?, title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?",
-                (stamp, message[:TITLE_CHARS], thread_id),
+                (stamp, title_of(message), thread_id),
             )
             self._db.execute(
                 "INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?)", (thread_id, position, message, trace_id, stamp)

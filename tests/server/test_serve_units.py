@@ -321,3 +321,13 @@ def test_build_progress_counts_only_what_is_embedded(settings: Settings, tmp_pat
     assert chunks[0] == ("embed chunks", 0, report.chunks_embedded) and report.chunks_embedded < report.chunks
     assert sum(done for _, done, _ in chunks) == report.chunks_embedded
     assert {total for _, _, total in chunks} == {report.chunks_embedded}
+
+
+def test_thread_titles_are_cut_at_a_word_with_an_ellipsis() -> None:
+    from lit3r.server.catalog import TITLE_CHARS, title_of
+
+    question = "How much did evidence verification reduce unsupported claims across the three rounds of the agent loop?"
+    title = title_of(question)
+    assert len(title) <= TITLE_CHARS and title.endswith("\u2026")
+    assert question.startswith(title[:-1]) and question[len(title) - 1] == " "  # ends on a whole word
+    assert title_of("  Which BM25\nconfiguration   was best?  ") == "Which BM25 configuration was best?"
