@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import bibtexparser
 from bibtexparser.model import Entry, Field
 
 from lit3r.corpus.library.identity import make_citation_key, surname
 from lit3r.models import Answer, Citation, Locator, Paper
+
+if TYPE_CHECKING:
+    from lit3r.app.documents import AnswerDocument
 
 ExportFormat = Literal["markdown", "bibtex", "csl-json"]
 CitationStyle = Literal["author-year", "numbered"]
@@ -226,3 +229,17 @@ def _brace_safe(value: str) -> str:
         if depth < 0:
             break
     return value if depth == 0 else value.replace("{", "(").replace("}", ")")
+
+
+def with_export(
+    document: AnswerDocument,
+    answer: Answer,
+    papers: Mapping[str, Paper],
+    fmt: ExportFormat | None,
+    style: CitationStyle = "author-year",
+) -> AnswerDocument:
+    """The answer document with ``export`` set to the answer as ``fmt`` (from the index's paper records, the
+    library's metadata), as every surface that takes a format returns it; unchanged when ``fmt`` is None."""
+    if not fmt:
+        return document
+    return document.model_copy(update={"export": export_answer(answer, papers, fmt, style)})

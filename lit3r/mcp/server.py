@@ -36,7 +36,7 @@ from pydantic import Field
 from lit3r.app.check import CheckResult
 from lit3r.app.documents import step_line
 from lit3r.app.errors import NotFound, classify
-from lit3r.app.export import export_answer
+from lit3r.app.export import with_export
 from lit3r.app.filters import library_restriction
 from lit3r.app.session import Session
 from lit3r.mcp import corpus
@@ -273,11 +273,7 @@ def build_server(
                         max_seconds=max_seconds,
                         on_event=progress,
                     )
-                    document = reply.document
-                    if format:  # the answer with references, from the index's paper records (library metadata)
-                        text = export_answer(reply.answer, held.index.papers, format, citation_style)
-                        document = document.model_copy(update={"export": text})
-                outcome.append(document)
+                    outcome.append(with_export(reply.document, reply.answer, held.index.papers, format, citation_style))
             except Exception as exc:  # mapped below, in the event loop
                 outcome.append(exc)
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lit3r.agent.rewrite import HISTORY_TURNS
-from lit3r.app.export import export_answer
+from lit3r.app.export import with_export
 from lit3r.app.filters import library_restriction as filters_restriction
 from lit3r.app.session import Reply, Session, Thread
 from lit3r.llm.trace import Listener
@@ -40,10 +40,7 @@ def ask(
     )
     if request.thread_id is not None:
         catalog.add_turn(request.thread_id, reply.turn, reply.answer.question, reply.document.trace_id)
-    document = reply.document
-    if request.format:  # the answer with references, from the index's paper records (the library's metadata)
-        text = export_answer(reply.answer, session.index.papers, request.format, request.citation_style)
-        document = document.model_copy(update={"export": text})
+    document = with_export(reply.document, reply.answer, session.index.papers, request.format, request.citation_style)
     return document.model_dump(mode="json")
 
 

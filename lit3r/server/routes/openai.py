@@ -17,7 +17,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from lit3r.app.export import export_answer
+from lit3r.app.export import with_export
 from lit3r.app.traces import load_trace
 from lit3r.server import answering, openai_compat
 from lit3r.server.errors import error_body
@@ -45,10 +45,9 @@ def _reply(
     thread = answering.conversation_thread(ticket.session, catalog, prior, planner, allowed)
     with runtime.thread_lock(thread.thread_id):
         reply = answering.turn(thread, catalog, message, planner, allowed=allowed)
-    document = reply.document.model_dump(mode="json")
-    if options is not None and options.format:
-        papers = ticket.session.index.papers
-        document["export"] = export_answer(reply.answer, papers, options.format, options.citation_style)
+    fmt, style = (options.format, options.citation_style) if options is not None else (None, "author-year")
+    exported = with_export(reply.document, reply.answer, ticket.session.index.papers, fmt, style)
+    document = exported.model_dump(mode="json")
     content = openai_compat.reply_content(document)
     answering.remember_reply(catalog, prior, message, content, thread.thread_id)
     tokens = openai_compat.usage(load_trace(reply.answer.trace_path) if reply.answer.trace_path else None)
