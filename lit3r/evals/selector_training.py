@@ -14,7 +14,8 @@ against every annotator's answer, the best one; yes/no questions are left out, t
 The unit model is a ridge regression on standardised features; the answerability model a logistic regression
 on pooled features, labelled by whether some annotator answered the question.
 
-Folds split by paper (a hash of the id). The report gives, on the held-out folds: the Answer F1 of the unit
+Folds split by paper (a hash of the id). The report gives the Answer F1 of the rule reader quoting 1, 2 or 3 sentences
+(``answer_f1_rules_by_sentences``; 1 is the default), then, on the held-out folds: the Answer F1 of the unit
 the lexical scorer ranks first, of the unit the selector ranks first, of the oracle unit, and of answers of 1, 2
 or 3 units kept by ``keep_ratio``; then abstention precision, recall and F1 (unanswerable by every annotator,
 and by some) at each candidate level of ``abstain_below``. The shipped levels are the ones the held-out folds
@@ -49,6 +50,7 @@ from lit3r.reading.selector import (
     UNIT_FEATURES,
     Linear,
     SelectorModel,
+    kept_units,
     question_features,
     unit_features,
 )
@@ -59,8 +61,6 @@ KEEP_RATIOS = (1.01, 0.95, 0.9, 0.8, 0.7)
 
 ABSTAIN_LEVELS = tuple(round(x, 2) for x in np.arange(0.0, 0.96, 0.05))
 """Candidate levels of ``abstain_below``."""
-
-MAX_UNITS = 3
 
 
 @dataclass
@@ -184,14 +184,6 @@ def fit_answerable(x: np.ndarray, y: np.ndarray, c: float) -> Linear:
     return Linear(mean, scale, model.coef_[0].astype(float), float(model.intercept_[0]), logistic=True)
 
 
-def chosen(predicted: np.ndarray, keep_ratio: float) -> list[int]:
-    """The units an answer quotes: the best, then others within ``keep_ratio`` of it (at most 3), in pool order."""
-    order = list(np.argsort(-predicted, kind="stable"))
-    best = predicted[order[0]]
-    keep = [order[0]] + [i for i in order[1:MAX_UNITS] if best > 0 and predicted[i] >= keep_ratio * best]
-    return sorted(keep)
-
-
 def answer_f1(example: Example, units: Sequence[int]) -> float:
     """QASPER Answer F1 of an answer made of these units (best reference)."""
     text = " ".join(example.pool[i].text for i in units)
@@ -226,16 +218,28 @@ def cross_validate(data: Sequence[Example], folds: int, alpha: float, c: float) 
 def report(data: Sequence[Example], held: dict) -> dict:
     """The held-out figures (see the module docstring)."""
     lexical_first = [answer_f1(e, [int(np.argmax(e.lexical))]) for e in data]
-    reader = [
-        max(
-            qasper_score.token_f1(answer_text(extractive_answer(e.question.text, e.evidence, selector=None)), r)
-            for r in e.refs
+    by_sentences = {
+        n: float(
+            np.mean(
+                [
+                    max(
+                        qasper_score.token_f1(
+                            answer_text(extractive_answer(e.question.text, e.evidence, max_sentences=n, selector=None)),
+                            r,
+                        )
+                        for r in e.refs
+                    )
+                    for e in data
+                ]
+            )
         )
-        for e in data
-    ]
+        for n in (1, 2, 3)
+    }
     oracle = [answer_f1(e, [int(np.argmax(e.f1))]) for e in data]
     by_ratio = {
-        ratio: float(np.mean([answer_f1(e, chosen(p, ratio)) for e, p in zip(data, held["predicted"], strict=True)]))
+        ratio: float(
+            np.mean([answer_f1(e, kept_units(p, ratio)) for e, p in zip(data, held["predicted"], strict=True)])
+        )
         for ratio in KEEP_RATIOS
     }
     keep_ratio = max(by_ratio, key=lambda r: by_ratio[r])
@@ -247,7 +251,7 @@ def report(data: Sequence[Example], held: dict) -> dict:
                 [
                     max(qasper_score.token_f1(qasper_score.UNANSWERABLE, r) for r in e.refs)
                     if a < level
-                    else answer_f1(e, chosen(p, keep_ratio))
+                    else answer_f1(e, kept_units(p, keep_ratio))
                     for e, p, a in zip(data, held["predicted"], held["answerable"], strict=True)
                 ]
             )
@@ -266,7 +270,8 @@ def report(data: Sequence[Example], held: dict) -> dict:
         "questions": len(data),
         "unanswerable_every": int(sum(every)),
         "unanswerable_some": int(sum(some)),
-        "answer_f1_reader_today": float(np.mean(reader)),
+        "answer_f1_reader_today": by_sentences[1],
+        "answer_f1_rules_by_sentences": by_sentences,
         "answer_f1_lexical_first": float(np.mean(lexical_first)),
         "answer_f1_oracle_unit": float(np.mean(oracle)),
         "answer_f1_by_keep_ratio": by_ratio,

@@ -33,7 +33,7 @@ from lit3r.models import Answer, Chunk
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, render
 from lit3r.reading.scoring import lexical_scores, query_terms, terms
-from lit3r.reading.selector import SelectorModel, load_selector
+from lit3r.reading.selector import SelectorModel, kept_units, load_selector
 from lit3r.reading.tables import superlative_cell, with_cells
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
 
@@ -218,9 +218,7 @@ def selected_answer(
     silent = coverage(question, list(zip(pool, lexical, strict=True))) < min_coverage
     if silent or answerable < selector.abstain_below:
         return insufficient_answer(question).model_copy(update={"confidence": round(answerable, 4)})
-    order = sorted(range(len(pool)), key=lambda i: (-predicted[i], i))
-    best = predicted[order[0]]
-    keep = [order[0]] + [i for i in order[1:3] if best > 0 and predicted[i] >= selector.keep_ratio * best]
+    keep = kept_units(predicted, selector.keep_ratio)
     answer = render(question, [pool[i] for i in keep])
     supplied = kind_supplied(answer_form(question), answer)
     return answer.model_copy(update={"confidence": round(answerable, 4), "answers_question": supplied})

@@ -281,6 +281,18 @@ class SelectorModel:
         )
 
 
+MAX_UNITS = 3
+"""At most this many units in a selected answer."""
+
+
+def kept_units(predicted: np.ndarray, keep_ratio: float) -> list[int]:
+    """The units a selected answer quotes, best first: the best, then at most two more whose predicted F1 is at
+    least ``keep_ratio`` times the best's (ties in pool order)."""
+    order = [int(i) for i in np.argsort(-predicted, kind="stable")]
+    best = predicted[order[0]]
+    return [order[0]] + [i for i in order[1:MAX_UNITS] if best > 0 and predicted[i] >= keep_ratio * best]
+
+
 _LOADED: dict[str, SelectorModel] = {}
 
 
@@ -296,4 +308,6 @@ def load_selector(path: str | Path | None = None) -> SelectorModel:
     return _LOADED[key]
 
 
-__all__ = ["PACKAGED", "QUESTION_FEATURES", "UNIT_FEATURES", "SelectorModel", "load_selector", "unit_features"]
+__all__ = [
+    "PACKAGED", "QUESTION_FEATURES", "UNIT_FEATURES", "SelectorModel", "kept_units", "load_selector", "unit_features"
+]  # fmt: skip
