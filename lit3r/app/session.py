@@ -48,7 +48,7 @@ from lit3r.prompts.common import AnswerSpec
 from lit3r.reading import extractive_answer
 from lit3r.reading.compact_reader import CompactReader
 from lit3r.reading.llm_reader import LLMReader
-from lit3r.reading.reader import ModelReader
+from lit3r.reading.reader import ExtractiveReader, ModelReader
 from lit3r.retrieval.gate import GateThreshold, load_gate
 from lit3r.retrieval.llm_planning import LLMDecomposer, LLMHyde, LLMVerifier
 from lit3r.retrieval.planning import GateVerifier, KeywordDecomposer, Verdict
@@ -212,8 +212,8 @@ class Session:
             reranker = load_reranker(self._reranker_spec, llm=llm)
         if llm is None:
             tools = ToolContext(
-                self.index, settings, GateVerifier(self.gate), reranker=reranker, gate=self.gate,
-                judge=self._offline_judge, recorder=recorder,
+                self.index, settings, GateVerifier(self.gate), ExtractiveReader(self.index.papers),
+                reranker=reranker, gate=self.gate, judge=self._offline_judge, recorder=recorder,
             )  # fmt: skip
             return Context(tools, KeywordDecomposer(), planner, budget=budget, stop_after=stop_after)
         chars = settings.retriever.verify_chunk_chars

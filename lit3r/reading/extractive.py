@@ -23,16 +23,16 @@ the reader does.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form
 from lit3r.answers.validate import MARKER, insufficient_answer
 from lit3r.models import Answer, Chunk
+from lit3r.reading.conditions import contradicts_split
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, render
-from lit3r.reading.scoring import lexical_scores, query_terms, terms
+from lit3r.reading.scoring import lexical_scores, query_terms, states_quantity, subject_factors, terms
 from lit3r.reading.selector import SelectorModel, kept_units, load_selector
 from lit3r.reading.tables import superlative_cell, with_cells
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
@@ -139,16 +139,26 @@ def coverage(question: str, scored: list[tuple[Candidate, float]]) -> float:
     return sum(w for t, w in weight.items() if t in best) / sum(weight.values())
 
 
-_DIGIT = re.compile(r"\d")
-
-
 def kind_supplied(kind: AnswerForm, answer: Answer) -> bool:
-    """Whether the answer has what its form asks for: a verdict for a yes/no question, a number for a quantity."""
+    """Whether the answer has what its form asks for: a verdict for a yes/no question, a quantity (in digits or in
+    words: "halves the rate") for a quantity question."""
     if kind == "boolean":
         return answer.option is not None
     if kind == "quantity":
-        return bool(_DIGIT.search(MARKER.sub(" ", answer.text)))
+        return states_quantity(MARKER.sub(" ", answer.text))
     return True
+
+
+def about_subject(
+    question: str, pool: Sequence[Candidate], scores: list[float], titles: Mapping[str, str]
+) -> list[float]:
+    """``scores`` of the units with each paper's subject factor (:func:`~lit3r.reading.scoring.subject_factors`):
+    the units of the paper whose title names what the question asks about score higher (unchanged without titles)."""
+    papers = list(dict.fromkeys(c.chunk.paper_id for c in pool if c.chunk.paper_id in titles))
+    if len(papers) < 2:  # one paper (or none titled): the same factor for every unit changes nothing
+        return scores
+    factor = dict(zip(papers, subject_factors(question, [titles[p] for p in papers]), strict=True))
+    return [s * factor.get(c.chunk.paper_id, 1.0) for c, s in zip(pool, scores, strict=True)]
 
 
 def _redundant(a: set[str], b: set[str]) -> bool:
@@ -242,6 +252,7 @@ def extractive_answer(
     prefer_body: bool = True,
     min_coverage: float = MIN_COVERAGE,
     selector: SelectorModel | Literal["packaged"] | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -263,6 +274,8 @@ def extractive_answer(
         selector: The learned sentence selector for free-form questions with the default scorer
             (:func:`selected_answer`): ``"packaged"`` (the model shipped with lit3r), a model, or ``None`` for
             the lexical rules (the best-scoring sentences, the coverage floor).
+        titles: The papers' titles by paper id: a unit of a paper whose title names the question's subject scores
+            higher (:func:`about_subject`); without them every paper is alike.
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
@@ -273,7 +286,7 @@ def extractive_answer(
         return insufficient_answer(question)
     scorer = scorer or lexical_scores
     if options and (named := polar_options(options)):
-        scores = scorer(question, [c.scoring_text for c in pool])
+        scores = about_subject(question, pool, scorer(question, [c.scoring_text for c in pool]), titles or {})
         return verdict_answer(question, named, pool, scores, min_score) or insufficient_answer(question)
     if options:
         choice = choose_option(question, options, pool, scorer, min_score)
@@ -282,7 +295,7 @@ def extractive_answer(
         option, candidate = choice
         answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
         return answer.model_copy(update={"option": option})
-    lexical = scorer(question, [c.scoring_text for c in pool])
+    lexical = about_subject(question, pool, scorer(question, [c.scoring_text for c in pool]), titles or {})
     kind = form if form != "auto" else answer_form(question)
     if selector is not None and scorer is lexical_scores and form == "auto" and kind != "boolean":
         model = load_selector() if isinstance(selector, str) else selector
@@ -290,6 +303,7 @@ def extractive_answer(
     scored = list(zip(pool, lexical, strict=True))
     if prefer_body:
         scored = body_first(scored, min_score)
+    scored = [(c, s) for c, s in scored if not contradicts_split(question, c.scoring_text)]
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
     covered = coverage(question, scored)
     matched = {c.chunk.id for c, s in scored if s > min_score}

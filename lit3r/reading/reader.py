@@ -46,14 +46,22 @@ class PaperReader(Protocol):
 
 
 class ExtractiveReader:
-    """The offline reader (:func:`lit3r.reading.extractive_answer`): verbatim quotes, never invents."""
+    """The offline reader (:func:`lit3r.reading.extractive_answer`): verbatim quotes, never invents.
+
+    Given the corpus's papers it knows their titles, so a question about a named thing is answered first from
+    the paper about it (``titles`` of :func:`~lit3r.reading.extractive_answer`).
+    """
 
     name = "extractive"
+
+    def __init__(self, papers: Mapping[str, Paper] | None = None) -> None:
+        self.papers = papers or {}
 
     def __call__(
         self, question: str, evidence_chunks: Sequence[Chunk], options: Sequence[str] | None, sufficient: bool
     ) -> Answer:
-        return extractive_answer(question, list(evidence_chunks), options=options, sufficient=sufficient)
+        titles = {c.paper_id: p.title for c in evidence_chunks if (p := self.papers.get(c.paper_id)) and p.title}
+        return extractive_answer(question, list(evidence_chunks), options=options, sufficient=sufficient, titles=titles)
 
 
 class ModelReader:

@@ -16,6 +16,12 @@ percentage``, ``what proportion``, ...), a sentence that already matches and con
 for percentage questions only sentences with ``%`` or ``percent`` get it. A sentence with no
 matching term always scores 0.
 
+Subject bonus (:func:`subject_factors`, when the reader knows the papers' titles): a unit of a paper whose title
+holds a share ``s`` of the question's terms scores ``1 + SUBJECT_BONUS * s`` times as much. A question about a
+named thing ("How many questions does LocatorQA contain?", "What candidate budget is recommended for
+cross-encoder reranking?") is answered first by the paper about it, the one whose title names it, rather than by
+a paper that mentions it in passing; within one paper every unit gets the same factor, so the order is unchanged.
+
 Change bonus: when the question asks how something changed (a change verb: ``reduce``, ``increase``,
 ``improve``, ``halve``, ...), a matching sentence that states a change (a change word of the same closed class,
 whatever its direction or form: "falls", "halves", "rose", or "from 18% to 6%") gets its score multiplied by
@@ -64,6 +70,8 @@ _CHANGE = re.compile(
     re.IGNORECASE,
 )
 _FROM_TO = re.compile(r"\bfrom\s+\S*\d\S*\s+to\s+\S*\d", re.IGNORECASE)
+SUBJECT_BONUS = 1.0
+"""Relative score bonus for a unit of a paper whose title holds all of the question's terms (in proportion below)."""
 K1 = 1.2
 B = 0.75
 _WORD = re.compile(r"[^\W\d_]+")
@@ -112,6 +120,11 @@ def bm25(query: set[str], sentence: Counter[str], weights: dict[str, float], avg
     return sum(weights[t] * sentence[t] * (K1 + 1.0) / (sentence[t] + norm) for t in query if t in sentence)
 
 
+def states_quantity(text: str) -> bool:
+    """Whether ``text`` states a quantity: a number in digits or words ("twelve", "halves", "twice")."""
+    return bool(_DIGIT.search(text))
+
+
 def number_bonus(question: str, sentence: str) -> float:
     """The factor a matching sentence's score is multiplied by (1 unless the question asks for a quantity)."""
     if not _QUANTITY.search(question):
@@ -138,3 +151,12 @@ def lexical_scores(question: str, sentences: list[str]) -> list[float]:
         score = bm25(query, ts, weights, avg_length)
         scores.append(score * number_bonus(question, text) * change_bonus(question, text) if score else 0.0)
     return scores
+
+
+def subject_factors(question: str, titles: Sequence[str]) -> list[float]:
+    """For each title, the factor its paper's units are scored with: ``1 + SUBJECT_BONUS * share`` of the question's
+    terms the title holds (1 for a question without terms)."""
+    query = query_terms(question)
+    if not query:
+        return [1.0] * len(titles)
+    return [1.0 + SUBJECT_BONUS * len(query & set(ts)) / len(query) for ts in terms(list(titles))]

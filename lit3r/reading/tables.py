@@ -14,7 +14,7 @@ sentence reader.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from lit3r.corpus.tables import read_table
 from lit3r.models import Answer, Chunk, TableCell
@@ -178,5 +178,45 @@ def with_cells(answer: Answer, chosen: Sequence[Candidate], column: str | None =
     for citation in answer.citations:
         units = by_chunk.get(citation.chunk_id, [])
         cell = row_cell(units[0], column) if len(units) == 1 else None
+        citations.append(citation.model_copy(update={"cell": cell}) if cell else citation)
+    return answer.model_copy(update={"citations": citations})
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def quoted_cell(chunk: Chunk, quote: str) -> TableCell | None:
+    """The :class:`~lit3r.models.TableCell` a quote of a table chunk names: the one body row holding it, and the
+    column when the quote is exactly one of that row's cells; None when the chunk is not a table or the quote is
+    in no body row or in several (a header, a caption, a value that repeats)."""
+    if chunk.type != "table" or not quote.strip():
+        return None
+    table = read_table(chunk.text)
+    wanted = _folded(quote)
+    rows = [r for r, cells in enumerate(table.rows, 1) if wanted in _folded(" | ".join(cells))]
+    if len(rows) != 1:
+        return None
+    row, cells = rows[0], table.rows[rows[0] - 1]
+    column = next(
+        (table.header[c] for c, value in enumerate(cells) if _folded(value) == wanted and c < len(table.header)), None
+    )
+    return TableCell(
+        table=chunk.locator.object_id or table.label,
+        row=row,
+        row_label=cells[0] if cells else None,
+        column=column,
+        value=table.cell(row, column) if column else None,
+    )
+
+
+def cited_cells(answer: Answer, chunk_of: Callable[[str], Chunk | None]) -> Answer:
+    """The answer with each citation of a table that quotes one row (or one cell) naming it (:func:`quoted_cell`),
+    whichever reader wrote it; a citation that already names its cell is left as it is."""
+    citations = []
+    for citation in answer.citations:
+        chunk = chunk_of(citation.chunk_id)
+        quotes = citation.quotes or [citation.quote]
+        cell = quoted_cell(chunk, quotes[0]) if citation.cell is None and chunk and len(quotes) == 1 else None
         citations.append(citation.model_copy(update={"cell": cell}) if cell else citation)
     return answer.model_copy(update={"citations": citations})

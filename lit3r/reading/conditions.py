@@ -1,0 +1,47 @@
+"""Conditions a question fixes that a unit of evidence can contradict: which data split a result is on.
+
+"What recall at 10 did the dense encoder reach on the LocatorQA test set?" is not answered by a table of
+development-set results, however well its words match: the split is part of what is asked. A paper reports
+results per split, and the splits are a small closed class (training, development / validation, test) whose
+members exclude one another, so the check needs no model: a unit whose text or context (a table row's caption
+and header) names only splits other than the one the question names does not answer it. A unit that names no
+split, or names the question's, is left alone (most sentences do not say).
+"""
+
+from __future__ import annotations
+
+import re
+
+SPLIT_WORDS: dict[str, str] = {
+    "train": "train", "training": "train",
+    "dev": "dev", "development": "dev", "validation": "dev",
+    "test": "test", "testing": "test",
+}  # fmt: skip
+"""The words naming each split."""
+
+_WORD = "|".join(SPLIT_WORDS)
+_SPLIT_PHRASE = re.compile(
+    rf"\b((?:{_WORD})(?:\s*(?:,|/|and|or|,\s*and)\s*(?:{_WORD}))*)"
+    r"[- ](?:sets?|splits?|data|portions?|questions|examples|instances|documents|papers)\b",
+    re.IGNORECASE,
+)
+"""A split named as a noun phrase ("test set", "development questions", "training and test sets"): a bare "test"
+or "training" is too often a verb or another noun ("we test", "training time") to count."""
+
+
+def splits_named(text: str) -> set[str]:
+    """The data splits ``text`` names as noun phrases (:data:`_SPLIT_PHRASE`); "training and test sets" names two."""
+    return {
+        SPLIT_WORDS[word.lower()]
+        for match in _SPLIT_PHRASE.finditer(text)
+        for word in re.findall(rf"\b(?:{_WORD})\b", match.group(1), re.IGNORECASE)
+    }
+
+
+def contradicts_split(question: str, unit_text: str) -> bool:
+    """Whether the unit reports on another split than the one the question asks about (both must name one)."""
+    asked = splits_named(question)
+    if not asked:
+        return False
+    named = splits_named(unit_text)
+    return bool(named) and not (named & asked)

@@ -1,0 +1,89 @@
+"""The offline reader's paper-level priors: the paper about the question's subject first, and the data split asked
+about (a development-set result does not answer a question about the test set)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lit3r.models import ABSTENTION, Chunk, Paper
+from lit3r.reading import extractive_answer
+from lit3r.reading.conditions import contradicts_split, splits_named
+from lit3r.reading.extractive import kind_supplied
+from lit3r.reading.reader import ExtractiveReader
+from lit3r.reading.scoring import subject_factors
+
+QUESTION = "How many questions does LocatorQA contain?"
+PASSING = Chunk(
+    id="verify::c0001", paper_id="verify", type="text",
+    text="We evaluate on 1,000 questions of LocatorQA. Verification halves the error.",
+)  # fmt: skip
+SUBJECT = Chunk(
+    id="bench::c0001", paper_id="bench", type="text",
+    text="The benchmark contains 1,240 questions over 3,100 papers. Annotators wrote them.",
+)  # fmt: skip
+TITLES = {"verify": "Verifying Evidence Before Answering", "bench": "The LocatorQA Benchmark of Questions"}
+
+
+def test_subject_factors_follow_the_share_of_question_terms_in_the_title() -> None:
+    low, high, none = subject_factors(QUESTION, ["Verifying Evidence", "The LocatorQA Benchmark", ""])
+    assert low == none == 1.0 and high > 1.0
+    assert subject_factors("how many?", ["The LocatorQA Benchmark"]) == [1.0]  # no terms: nothing to match
+
+
+def test_the_paper_whose_title_names_the_subject_answers_first() -> None:
+    without = extractive_answer(QUESTION, [PASSING, SUBJECT])
+    assert without.citations[0].paper_id == "verify"  # it repeats more of the question's words
+    with_titles = extractive_answer(QUESTION, [PASSING, SUBJECT], titles=TITLES)
+    assert with_titles.citations[0].paper_id == "bench"
+    assert "1,240 questions" in with_titles.text
+
+
+def test_within_one_paper_the_subject_factor_changes_nothing() -> None:
+    one_paper = [PASSING, PASSING.model_copy(update={"id": "verify::c0002", "text": "LocatorQA has questions."})]
+    assert extractive_answer(QUESTION, one_paper, titles={"verify": "LocatorQA questions"}) == extractive_answer(
+        QUESTION, one_paper
+    )
+
+
+def test_the_reader_takes_titles_from_the_papers_it_is_given() -> None:
+    papers = {p: Paper(id=p, title=t) for p, t in TITLES.items()}
+    answer = ExtractiveReader(papers)(QUESTION, [PASSING, SUBJECT], None, sufficient=True)
+    assert answer.citations[0].paper_id == "bench"
+    assert ExtractiveReader()(QUESTION, [PASSING, SUBJECT], None, sufficient=True).citations[0].paper_id == "verify"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Recall at 10 on the LocatorQA development set.", {"dev"}),
+        ("We report results on the test set.", {"test"}),
+        ("the training, development and test splits", {"train", "dev", "test"}),
+        ("validation questions", {"dev"}),
+        ("We test our model after a long training time.", set()),  # a verb and another noun, not splits
+    ],
+)
+def test_splits_are_named_as_noun_phrases(text: str, expected: set[str]) -> None:
+    assert splits_named(text) == expected
+
+
+def test_a_unit_on_another_split_does_not_answer() -> None:
+    question = "What recall did the dense encoder reach on the test set?"
+    assert contradicts_split(question, "Dense encoder | 0.55\nTable 1: Recall on the development set.")
+    assert not contradicts_split(question, "Dense encoder reaches 0.55 on the development and test sets.")
+    assert not contradicts_split(question, "Dense encoder reaches 0.55.")  # says no split: left alone
+    assert not contradicts_split("What recall did the dense encoder reach?", "Recall on the development set.")
+
+
+def test_the_reader_skips_results_on_another_split_and_abstains_when_only_those_remain() -> None:
+    dev = Chunk(id="p::c0001", paper_id="p", type="text", text="On the development set the dense encoder reaches 0.55.")
+    test = Chunk(id="p::c0002", paper_id="p", type="text", text="The dense encoder reaches 0.49 on the test set.")
+    question = "What recall does the dense encoder reach on the test set?"
+    assert "0.49" in extractive_answer(question, [dev, test]).text
+    assert extractive_answer(question, [dev]).text == ABSTENTION
+    assert "0.55" in extractive_answer("What recall does the dense encoder reach?", [dev]).text
+
+
+def test_a_quantity_in_words_supplies_a_quantity_question() -> None:
+    chunk = Chunk(id="p::c0001", paper_id="p", type="text", text="Verification halves the rate of unsupported claims.")
+    answer = extractive_answer("How much did verification reduce unsupported claims?", [chunk])
+    assert answer.sufficient and kind_supplied("quantity", answer) and answer.answers_question
