@@ -13,6 +13,9 @@ The offline reader quotes; the form decides how much it quotes and whether a "Ye
   after a preposition: "In which ...", "On what ..."): the shortest quoted span that carries the answer.
 * ``sentence``: the rest (``how`` asked of a method, ``why``, imperatives): whole quoted sentences.
 
+A question may ask two things ("Which configuration was best, and what did the title field add?"):
+:func:`question_parts` cuts it where ``and`` opens a second interrogative clause, so each part can be answered.
+
 These are the answer types of the reading-comprehension literature (yes/no, number, factoid span,
 free-form explanation) recognised by the question's opening words, the same cue every question
 classifier starts from.
@@ -52,6 +55,24 @@ _QUANTITY = re.compile(
 )
 _PREPOSITIONS = frozenset({"in", "on", "at", "by", "for", "from", "to", "with", "of", "under", "over", "among"})
 _NEGATED_QUESTION = re.compile(r"^\s*\w+n't\b|^\s*\w+\s+(?:\w+\s+){0,3}not\b", re.IGNORECASE)
+
+
+_SECOND_ASK = re.compile(
+    r"(?:,\s*|\s+)and\s+(?=(?:how|what|which|who|whom|whose|where|when|why|whether)\b)", re.IGNORECASE
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The asks of a question: two when ``and`` opens a second interrogative clause ("How many questions does it
+    hold, and how many are unanswerable?"), else the question alone. A polar question stays whole (its "and"
+    joins what it asks about), and so does a part of fewer than two words."""
+    match = _SECOND_ASK.search(question)
+    if match is None or answer_form(question) == "boolean":
+        return [question]
+    first, second = question[: match.start()].strip(), question[match.end() :].strip()
+    if len(_WORD.findall(first)) < 2 or len(_WORD.findall(second)) < 2:
+        return [question]
+    return [first.rstrip("?,; ") + "?", second[0].upper() + second[1:]]
 
 
 def _opening_words(question: str, n: int = 2) -> list[str]:

@@ -26,12 +26,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
-from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form
+from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form, question_parts
 from lit3r.answers.validate import MARKER, insufficient_answer
 from lit3r.models import Answer, Chunk
 from lit3r.reading.conditions import contradicts_split
 from lit3r.reading.forms import typed_answer
-from lit3r.reading.quotes import Candidate, candidates, render
+from lit3r.reading.quotes import Candidate, candidates, joined, render
 from lit3r.reading.scoring import lexical_scores, query_terms, states_quantity, subject_factors, terms
 from lit3r.reading.selector import SelectorModel, kept_units, load_selector
 from lit3r.reading.tables import superlative_cell, with_cells
@@ -234,6 +234,31 @@ def selected_answer(
     return answer.model_copy(update={"confidence": round(answerable, 4), "answers_question": supplied})
 
 
+def compound_answer(
+    question: str, parts: Sequence[str], evidence: Sequence[Chunk], answer: Callable[[str, Sequence[Chunk]], Answer]
+) -> Answer:
+    """The answer to a question that asks two things (:func:`~lit3r.answers.question.question_parts`): the whole
+    question answered as one from the evidence (the first ask's words alone lose what the second says about
+    it), then the second ask from the papers that answered it (the same subject: "..., and what does it cost?"),
+    added unless it abstains or quotes what the first answer quoted."""
+    first = answer(question, evidence)
+    if not first.sufficient:
+        return first
+    papers = {c.paper_id for c in first.citations}
+    second = answer(parts[1], [c for c in evidence if c.paper_id in papers])
+    quoted = {(c.chunk_id, q) for c in first.citations for q in c.quotes or [c.quote]}
+    if not second.sufficient or {(c.chunk_id, q) for c in second.citations for q in c.quotes or [c.quote]} <= quoted:
+        return first.model_copy(update={"question": question})
+    both = joined(question, [first, second], {c.id: c for c in evidence})
+    confidences = [a.confidence for a in (first, second) if a.confidence is not None]
+    return both.model_copy(
+        update={
+            "confidence": min(confidences) if confidences else None,
+            "answers_question": bool(first.answers_question and second.answers_question),
+        }
+    )
+
+
 PACKAGED_SELECTOR = "packaged"
 """``selector=`` value meaning the selector model shipped with the package."""
 
@@ -253,6 +278,7 @@ def extractive_answer(
     min_coverage: float = MIN_COVERAGE,
     selector: SelectorModel | Literal["packaged"] | None = None,
     titles: Mapping[str, str] | None = None,
+    compound: bool = True,
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -276,11 +302,24 @@ def extractive_answer(
             the lexical rules (the best-scoring sentences, the coverage floor).
         titles: The papers' titles by paper id: a unit of a paper whose title names the question's subject scores
             higher (:func:`about_subject`); without them every paper is alike.
+        compound: Answer a question that asks two things (and has no options) part by part
+            (:func:`compound_answer`); ``False`` answers it as one question.
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
         insufficient-evidence answer when ``sufficient`` is false or no sentence scores above ``min_score``.
     """
+    parts = question_parts(question) if compound and not options and form == "auto" and sufficient else [question]
+    if len(parts) > 1:
+
+        def answer_part(part: str, chunks: Sequence[Chunk]) -> Answer:
+            return extractive_answer(
+                part, chunks, max_sentences=max_sentences, scorer=scorer, min_score=min_score,
+                relative_floor=relative_floor, prefer_body=prefer_body, min_coverage=min_coverage,
+                selector=selector, titles=titles, compound=False,
+            )  # fmt: skip
+
+        return compound_answer(question, parts, evidence, answer_part)
     pool = candidates(evidence) if sufficient else []
     if not pool:
         return insufficient_answer(question)

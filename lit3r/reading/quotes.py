@@ -9,7 +9,7 @@ context the span was cut from.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lit3r.answers.sentences import Span, Unit, chunk_units, split_sentences
@@ -90,3 +90,36 @@ def render_span(question: str, chunk: Chunk, span: Span, context: Span, prefix: 
     )
     text = f"{prefix}{chunk.text[slice(*span)]} [1]"
     return Answer(question=question, text=text, citations=[citation], sufficient=True)
+
+
+def joined(question: str, answers: Sequence[Answer], chunks: Mapping[str, Chunk]) -> Answer:
+    """One answer made of several quoted answers in order (the parts of a question that asks two things): the
+    markers renumbered so that each chunk keeps one number, a chunk cited by several parts quoted once from its
+    first quoted sentence to its last, each marker's own quote kept. Every part must be sufficient."""
+    numbers: dict[str, int] = {}
+    own: dict[str, list[str]] = {}
+    texts = []
+    for answer in answers:
+        by_number = {c.number: c for c in answer.citations}
+        for citation in answer.citations:
+            numbers.setdefault(citation.chunk_id, len(numbers) + 1)
+            own.setdefault(citation.chunk_id, []).extend(citation.quotes or [citation.quote])
+
+        def renumber(match, by_number=by_number) -> str:
+            cited = [numbers[by_number[int(n)].chunk_id] for n in match.group(1).split(",")]
+            return "[" + ", ".join(str(n) for n in dict.fromkeys(cited)) + "]"
+
+        texts.append(MARKER.sub(renumber, answer.text))
+    citations = []
+    for chunk_id, number in numbers.items():
+        chunk = chunks[chunk_id]
+        found = [(at, at + len(q)) for q in own[chunk_id] if (at := chunk.text.find(q)) >= 0]
+        start, end = min(s for s, _ in found), max(e for _, e in found)
+        citations.append(
+            Citation(
+                number=number, chunk_id=chunk_id, paper_id=chunk.paper_id, locator=chunk.locator,
+                quote=chunk.text[start:end], quotes=own[chunk_id],
+                cell=next((c.cell for a in answers for c in a.citations if c.chunk_id == chunk_id and c.cell), None),
+            )
+        )  # fmt: skip
+    return Answer(question=question, text=" ".join(texts), citations=citations, sufficient=True)
