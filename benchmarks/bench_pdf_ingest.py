@@ -1,6 +1,7 @@
 """PDF ingest at library scale: pages per second and peak memory of today's code, this code and the floor.
 
-Copies of the real PDFs (``../shared/data/pdfs``, cycled) are laid out under ``--root`` (generated, never
+Copies of the real PDFs (``../shared/data/pdfs``, cycled; or of the PDFs of ``--sources``, e.g. the rendered
+QASPER library of ``benchmarks/render_qasper_pdfs.py``) are laid out under ``--root`` (generated, never
 committed; hard links, so a thousand papers cost no disk). Three variants run one after another in the
 same run, each in its own process tree, on the same files:
 
@@ -34,11 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / ".." / "shared" / "data" / "pdfs"
 
 
-def lay_out(root: Path, count: int) -> list[Path]:
-    """``count`` copies of the shared PDFs (hard links, cycled) in ``root``."""
-    sources = sorted(SHARED.glob("*.pdf"))
+def lay_out(root: Path, count: int, source_dir: Path = SHARED) -> list[Path]:
+    """``count`` copies of the PDFs of ``source_dir`` (hard links, cycled) in ``root``."""
+    sources = sorted(source_dir.glob("*.pdf"))
     if not sources:
-        sys.exit(f"no PDFs in {SHARED}")
+        sys.exit(f"no PDFs in {source_dir}")
     root.mkdir(parents=True, exist_ok=True)
     files = []
     for index in range(count):
@@ -128,6 +129,7 @@ def main() -> None:
     parser.add_argument("--baseline-files", type=int, default=30, help="the first N copies, for all variants")
     parser.add_argument("--baseline-code", type=Path, default=None, help="checkout of the code to compare with")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--sources", type=Path, default=SHARED, help="folder of the PDFs to copy (default: shared)")
     parser.add_argument("--root", type=Path, default=Path(tempfile.gettempdir()) / "lit3r-pdf-bench")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--child", choices=("baseline", "ours", "floor"), help=argparse.SUPPRESS)
@@ -137,8 +139,8 @@ def main() -> None:
         child(args.child, args.dir, args.workers)
         return
     small = args.root / f"first-{args.baseline_files}"
-    files = lay_out(args.root / f"all-{args.files}", args.files)
-    lay_out(small, args.baseline_files)
+    files = lay_out(args.root / f"all-{args.files}", args.files, args.sources)
+    lay_out(small, args.baseline_files, args.sources)
     runs = []
     for label, folder, count in (("subset", small, args.baseline_files), ("library", files[0].parent, args.files)):
         pages = page_total(sorted(folder.glob("*.pdf")))
