@@ -34,6 +34,8 @@ ASCENT, DESCENT = 0.78, 0.22
 """A character's box is one font size high around its baseline, as pdfminer draws it for a usual font; the
 font's own ascent and descent (PDFium's loose box) make raised and lowered characters of TeX fonts read as
 lines of their own."""
+DASHES = frozenset({0x2D, 0xAD, 0x2010, 0x2011})
+"""The characters PDFium can mark as a hyphen at a line end (``FPDFText_IsHyphen``): only these are asked."""
 OnPage = Callable[[int, int], None]
 """Called with (pages read, pages in the file) after every page."""
 
@@ -132,8 +134,23 @@ def _page(page: Any, number: int) -> tuple[PageData, bool]:
     return PageData(number, float(width), float(height), words, _merge_rules(rules)), verticals >= 2
 
 
+_TEXT_OBJECT: Any = None
+
+
+def _text_object_address(raw: Any) -> Any:
+    """``FPDFText_GetTextObject`` returning the object's address as an int (pypdfium2's binding returns a typed
+    pointer, and turning it into a comparable value per character costs a cast a character)."""
+    global _TEXT_OBJECT
+    if _TEXT_OBJECT is None:
+        prototype = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+        _TEXT_OBJECT = prototype(ctypes.cast(raw.FPDFText_GetTextObject, ctypes.c_void_p).value)
+    return _TEXT_OBJECT
+
+
 def _words(handle: Any, height: float, raw: Any) -> list[Word]:
     """The page's upright words, in the order PDFium reads the characters."""
+    text_object = _text_object_address(raw)
+    address = ctypes.cast(handle, ctypes.c_void_p)
     box = raw.FS_RECTF()
     name = ctypes.create_string_buffer(256)
     flags = ctypes.c_int()
@@ -151,16 +168,17 @@ def _words(handle: Any, height: float, raw: Any) -> list[Word]:
                 words.append(Word(text, current[0][1], current[-1][2], top, bottom, style[0], style[1]))
             current.clear()
 
-    run: tuple[Any, float, str, bool] = (None, 0.0, "", True)  # text object, font size, font name, upright
+    box_ref, x_ref, y_ref = ctypes.byref(box), ctypes.byref(origin_x), ctypes.byref(origin_y)
+    run: tuple[Any, float, str, bool, float] = (None, 0.0, "", True, 0.0)  # object, size, font, upright, rounded
     for index in range(raw.FPDFText_CountChars(handle)):
         code = raw.FPDFText_GetUnicode(handle, index)
         char = chr(code) if 0 < code < 0x110000 and not 0xD800 <= code < 0xE000 else ""
-        if code == 2 or raw.FPDFText_IsHyphen(handle, index):  # PDFium's mark for a hyphen at a line end
+        if code == 2 or (code in DASHES and raw.FPDFText_IsHyphen(handle, index)):  # a hyphen at a line end
             char = "-"
-        if raw.FPDFText_IsGenerated(handle, index) or not char.strip() or code == 0xFFFE:
+        if not char.strip() or code == 0xFFFE:  # what PDFium generates (spaces, line breaks) is white space too
             flush()
             continue
-        owner = ctypes.cast(raw.FPDFText_GetTextObject(handle, index), ctypes.c_void_p).value
+        owner = text_object(address, index)
         if owner is None or owner != run[0]:  # size, font and angle are the text object's: read once per object
             angle = raw.FPDFText_GetCharAngle(handle, index)
             raw.FPDFText_GetFontInfo(handle, index, name, 256, ctypes.byref(flags))
@@ -168,14 +186,13 @@ def _words(handle: Any, height: float, raw: Any) -> list[Word]:
             raw.FPDFText_GetMatrix(handle, index, ctypes.byref(matrix))
             scale = math.hypot(matrix.c, matrix.d) or 1.0  # the font size is in text space; Chromium scales by 0.75
             size_pt = raw.FPDFText_GetFontSize(handle, index) * scale
-            run = (owner, size_pt, name.value.decode("utf-8", "replace"), upright)
-        _, font_size, font, upright = run
+            run = (owner, size_pt, name.value.decode("utf-8", "replace"), upright, round(size_pt, 1))
+        _, font_size, font, upright, size = run
         if not upright:  # rotated: margin stamps, axis labels
             flush()
             continue
-        raw.FPDFText_GetLooseCharBox(handle, index, ctypes.byref(box))
-        raw.FPDFText_GetCharOrigin(handle, index, ctypes.byref(origin_x), ctypes.byref(origin_y))
-        size = round(font_size, 1)
+        raw.FPDFText_GetLooseCharBox(handle, index, box_ref)
+        raw.FPDFText_GetCharOrigin(handle, index, x_ref, y_ref)
         baseline = height - origin_y.value
         x0, x1, top, bottom = box.left, box.right, baseline - ASCENT * font_size, baseline + DESCENT * font_size
         if current:
@@ -199,10 +216,40 @@ def _rules(page: Any, height: float, raw: Any) -> tuple[list[tuple[float, float,
     nothing without vertical edges, and reading a page with pdfplumber costs ten times PDFium's read.
     """
     rules, verticals = [], 0
-    for obj in page.get_objects(filter=(raw.FPDF_PAGEOBJ_PATH,)):
-        left, bottom, right, top = obj.get_bounds()
+    for left, bottom, right, top in _path_bounds(page.raw, raw):
         if top - bottom < 2:
             rules.append((float(left), float(right), float(height - top)))
         elif top - bottom >= 5 and right - left < 2:
             verticals += 1
     return rules, verticals
+
+
+MAX_FORM_DEPTH = 15
+"""How deep Form XObjects (objects grouped inside objects) are searched for paths, as pypdfium2's
+``get_objects`` does."""
+
+
+def _path_bounds(page: Any, raw: Any) -> list[tuple[float, float, float, float]]:
+    """``(left, bottom, right, top)`` of every path object of the page, Form XObjects included.
+
+    Read through PDFium's C calls directly: a page printed by a browser holds thousands of text objects, and
+    wrapping each one in a Python object only to learn it is not a path cost more than reading the words.
+    """
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    found: list[tuple[float, float, float, float]] = []
+    stack: list[tuple[Any, bool, int]] = [(page, False, 0)]
+    while stack:
+        parent, is_form, level = stack.pop()
+        count = raw.FPDFFormObj_CountObjects(parent) if is_form else raw.FPDFPage_CountObjects(parent)
+        for index in range(max(count, 0)):
+            obj = raw.FPDFFormObj_GetObject(parent, index) if is_form else raw.FPDFPage_GetObject(parent, index)
+            if not obj:
+                continue
+            kind = raw.FPDFPageObj_GetType(obj)
+            if kind == raw.FPDF_PAGEOBJ_PATH and raw.FPDFPageObj_GetBounds(
+                obj, ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
+            ):
+                found.append((left.value, bottom.value, right.value, top.value))
+            elif kind == raw.FPDF_PAGEOBJ_FORM and level < MAX_FORM_DEPTH - 1:
+                stack.append((obj, True, level + 1))
+    return found
