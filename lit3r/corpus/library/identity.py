@@ -99,21 +99,31 @@ def ids_shown(parsed: ParsedPaper) -> tuple[str | None, str | None]:
 
 
 def first_page_text(path: Path) -> str:
-    """A PDF's first page as printed, rotated text (arXiv's margin stamp) included; '' when it cannot be read."""
-    import pdfplumber
-    from pdfminer.pdfparser import PDFSyntaxError
-    from pdfminer.psparser import PSException
+    """A PDF's first page as printed, rotated text (arXiv's margin stamp) included; '' when it cannot be read.
+
+    Read with PDFium, whose text page holds every character of the page, rotated ones too, in the order they
+    are drawn. It runs in the ingesting process for every PDF whose parsed text shows no id, so its cost is
+    paid once per file, serially: PDFium reads a page in milliseconds, pdfminer took a fifth of a second.
+    """
+    import pypdfium2 as pdfium
 
     try:
-        with pdfplumber.open(path) as pdf:
-            if not pdf.pages:
-                return ""
-            page = pdf.pages[0]
-            rotated = "".join(c["text"] for c in sorted(page.chars, key=lambda c: -c["top"]) if not c.get("upright"))
-            return f"{page.extract_text() or ''} {rotated}"
-    except (OSError, ValueError, KeyError, TypeError, PDFSyntaxError, PSException) as exc:  # it parsed once already
+        doc = pdfium.PdfDocument(str(path))
+    except (OSError, pdfium.PdfiumError) as exc:  # it parsed once already
         log.debug("%s: first page not read for its DOI (%s)", path, exc)
         return ""
+    try:
+        if len(doc) == 0:
+            return ""
+        page = doc[0]
+        textpage = page.get_textpage()
+        try:
+            return textpage.get_text_range()
+        finally:
+            textpage.close()
+            page.close()
+    finally:
+        doc.close()
 
 
 def same_title(one: str, other: str) -> bool:
