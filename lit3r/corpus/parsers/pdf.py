@@ -229,12 +229,12 @@ def _block(lines: list[Line], index: int, layout: Flow) -> tuple[Block | None, i
         if lines[end].kind in DEFERRED and lines[end].page != paragraph[-1].page or lines[end].kind == "footnote":
             # a footnote, or a table at the top of the next page, between two parts of a paragraph: after it
             after = next((later for later in lines[end:] if later.kind not in DEFERRED), None)
-            if after is None or not layout.continues(paragraph[-1], after):
+            if after is None or not layout.continues(paragraph, after):
                 break
             layout.deferred.append(lines[end])
             end += 1
             continue
-        if not layout.continues(paragraph[-1], lines[end]):
+        if not layout.continues(paragraph, lines[end]):
             break
         if lines[end].kind == "fragment":  # stray sub/superscripts: dropped, unless they open an equation
             after = next((later for later in lines[end:] if later.kind != "fragment"), None)
@@ -300,18 +300,42 @@ class Flow:
     deferred: list[Line] = field(default_factory=list)
     """Footnote lines a paragraph ran past (to the next column or page), placed after it."""
 
-    def continues(self, last: Line, line: Line) -> bool:
-        """Whether ``line`` continues the paragraph that ``last`` ends."""
+    def continues(self, paragraph: list[Line], line: Line) -> bool:
+        """Whether ``line`` continues the paragraph whose lines so far are ``paragraph``.
+
+        Within a column a blank wider than the usual line spacing, or an indent after a line that ends a
+        sentence or stops short, starts a new paragraph; at the top of a new column or page, an indent does.
+        """
         if line.kind in ("fragment", "footnote"):
             return True
+        last = paragraph[-1]
         if line.kind != "text" or abs(line.size - last.size) > 1.0:
             return False
         ended = last.text.rstrip().endswith((".", "!", "?", ":"))
-        if line.page != last.page or line.column != last.column:
-            return not ended and not line.text[:1].isupper()
-        left, right = self.extents[(last.page, last.column)]
-        short = last.x1 < right - 0.15 * (right - left)
-        indented = line.x0 > last.x0 + 0.8 * line.size
+        indented = self.indented(line, last if len(paragraph) > 1 else None)
+        if line.page != last.page or line.column != last.column:  # no gap to read: the line's shape decides
+            return not indented and not (ended and line.text[:1].isupper())
+        short = self.short(last)
         gap = line.top - last.bottom
-        starts = (ended and (indented or short)) or (indented and short)  # a short line, then an indent: new
-        return -2 < gap < self.usual_gap + 0.5 * last.height and not starts
+        starts = (ended and (indented or short)) or (short and self.indented(line))  # a short line, then an indent
+        return -2 < gap < self.usual_gap + 0.3 * last.height and not starts
+
+    def short(self, line: Line) -> bool:
+        """Whether ``line`` stops well before its column's right edge, as a paragraph's last line does."""
+        left, right = self.extents[(line.page, line.column)]
+        return line.x1 < right - 0.15 * (right - left)
+
+    def indented(self, line: Line, inner: Line | None = None) -> bool:
+        """Whether ``line`` starts right of its column's margin as a first line does, and of ``inner`` if given.
+
+        Measured from the margin: a one-line paragraph is itself indented, and the first line of a new column
+        has no line above it. ``inner`` is an inner line of the paragraph (not its first): a list item's
+        lines hang at an indent of their own, and only a line indented further than them starts a paragraph.
+        """
+        if inner is not None and line.x0 - self.margin(line) <= inner.x0 - self.margin(inner) + 0.8 * line.size:
+            return False
+        return line.x0 > self.margin(line) + 0.8 * line.size
+
+    def margin(self, line: Line) -> float:
+        """The left edge of the column ``line`` is in."""
+        return self.extents[(line.page, line.column)][0]
