@@ -96,8 +96,13 @@ def _raw_table_region(caption: list[Line], tables: list[RawTable]) -> tuple[Regi
     return None
 
 
-def _rule_groups(caption: list[Line], page: PageData, others: list[Line]) -> dict[str, Region]:
-    """Per side ('above', 'below'), the span of rules starting within NEAR of the caption, up to another caption."""
+def _rule_groups(caption: list[Line], page: PageData, lines: list[Line], body_size: float) -> dict[str, Region]:
+    """Per side ('above', 'below'), the span of rules starting within NEAR of the caption.
+
+    The span stops before another caption and before body text: two rules of one width with a paragraph of
+    the body between them are the edges of two floats, not one table.
+    """
+    others = [line for line in lines if line.kind == "caption" and line not in caption]
     top, bottom = caption[0].top, caption[-1].bottom
     x0, x1 = min(c.x0 for c in caption), max(c.x1 for c in caption)
     rules = [r for r in page.rules if _overlap(r[0], r[1], x0, x1) > 0.6]
@@ -113,13 +118,32 @@ def _rule_groups(caption: list[Line], page: PageData, others: list[Line]) -> dic
         chosen = [ordered[0]]
         for rule in ordered[1:]:
             low, high = sorted((chosen[-1][2], rule[2]))
-            if any(low < o.top < high for o in others) or abs(rule[1] - rule[0] - width) > 0.5 * width:
+            between = [line for line in lines if low < (line.top + line.bottom) / 2 < high]
+            if any(o in between for o in others) or abs(rule[1] - rule[0] - width) > 0.5 * width:
+                break
+            if _body_text(between, rule[0], rule[1], body_size):
                 break
             chosen.append(rule)
         if len(chosen) >= 2:
             ys = [r[2] for r in chosen]
             groups[side] = Region(min(r[0] for r in chosen), min(ys), max(r[1] for r in chosen), max(ys))
     return groups
+
+
+def _body_text(lines: list[Line], x0: float, x1: float, body_size: float) -> bool:
+    """Whether lines across ``x0``-``x1`` read as the body's running text: two or more at the body size, most
+    of them one cell wide.
+
+    Table rows split into cells at gaps of an em or more, a paragraph's words (even justified) rarely do; text
+    inside a table (a prompt in a box) is set smaller than the body.
+    """
+    across = [
+        line
+        for line in lines
+        if line.kind == "text" and abs(line.size - body_size) < 0.5 and _overlap(line.x0, line.x1, x0, x1) > 0.5
+    ]
+    single = sum(len(line.cells(line.size)) == 1 for line in across)
+    return len(across) >= 2 and single > len(across) / 2
 
 
 def _choose_rule_regions(candidates: list[dict[str, Region]], captions: list[list[Line]]) -> list[Region | None]:
@@ -194,10 +218,7 @@ def replace_tables(page: PageData, lines: list[Line], body_size: float) -> list[
     table_starts = [i for i in starts if lines[i].extra["caption_kind"] == "table"]
     captions = [caption_lines(lines, i) for i in table_starts]
     raw = [_raw_table_region(caption, page.tables) for caption in captions]
-    groups = [
-        _rule_groups(c, page, [lines[i] for i in starts if i != start])
-        for c, start in zip(captions, table_starts, strict=True)
-    ]
+    groups = [_rule_groups(c, page, lines, body_size) for c in captions]
     by_rules = _choose_rule_regions(groups, captions)
     anchors: list[tuple[Region | None, list[Line], list[list[str]] | None]] = []
     for caption, found, ruled in zip(captions, raw, by_rules, strict=True):
