@@ -32,6 +32,7 @@ def classify_lines(lines: list[Line], body_size: float) -> Extents:
         if line.kind == "text":
             left, right = extents[(line.page, line.column)]
             line.kind = classify(line, body_size, line.x0 - left, right - line.x1)
+    reclaim_last_lines(lines, extents)
     absorb_display_lines(lines, extents)
     return extents
 
@@ -95,6 +96,21 @@ def _justified(line: Line, indent: float, short_by: float) -> bool:
     formula's source); a display equation is set apart and in math fonts.
     """
     return line.math < 0.15 and indent < 2 * line.size and short_by < 0.5 * line.size
+
+
+def reclaim_last_lines(lines: list[Line], extents: Extents) -> None:
+    """A symbol-heavy line flush at the margin right under a justified text line ends that paragraph.
+
+    It is set as the paragraph's last line (its end, '... + b_c)$$ (Eq. 6)'), not apart as a display
+    equation, which stands off the margin and below a wider gap.
+    """
+    for above, line in zip(lines, lines[1:], strict=False):
+        if line.kind != "equation" or above.kind != "text" or (above.page, above.column) != (line.page, line.column):
+            continue
+        left, right = extents[(line.page, line.column)]
+        close = 0 <= line.top - above.bottom < 0.5 * line.height
+        if close and line.math < 0.15 and line.x0 - left < 0.5 * line.size and right - above.x1 < 0.5 * line.size:
+            line.kind = "text"
 
 
 def absorb_display_lines(lines: list[Line], extents: Extents) -> None:
