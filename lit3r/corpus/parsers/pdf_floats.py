@@ -181,7 +181,12 @@ def _cell_run_region(caption: list[Line], lines: list[Line], body_size: float) -
 
 
 def _cell_like(line: Line, body_size: float) -> bool:
-    return line.kind == "text" and (len(line.cells()) >= 2 or line.size < body_size - 1.0)
+    """A table row: smaller than the body, or split into cells; at the body size by gaps of an em or more,
+    wider than the spaces of a justified line."""
+    if line.kind != "text":
+        return False
+    small = line.size < body_size - 1.0
+    return small or len(line.cells(line.size if abs(line.size - body_size) < 0.5 else None)) >= 2
 
 
 def _uncaptioned_regions(page: PageData, lines: list[Line], taken: list[Region]) -> list[tuple[Region, None]]:
