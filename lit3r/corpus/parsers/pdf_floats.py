@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from lit3r.corpus.parsers.pdf_backends import PageData, RawTable
 from lit3r.corpus.parsers.pdf_layout import Line, cluster_rows
+from lit3r.corpus.textutil import join_lines
 
 CAPTION = re.compile(r"^(?P<kind>Table|TABLE|Tab\.|Figure|FIGURE|Fig\.)\s*(?P<num>\d+|[IVX]+)\s*[:.|]")
 NEAR = 40.0
@@ -249,7 +250,7 @@ def _apply(lines: list[Line], anchors: list[tuple[Region | None, list[Line], lis
         if not members:
             continue
         table = Line(list(members[0].words), members[0].page, column=members[0].column, kind="table")
-        table.text = "\n".join([" ".join(c.text for c in caption), *rows]).strip()
+        table.text = "\n".join([join_lines([c.text for c in caption]), *rows]).strip()
         table.extra["object_id"] = caption[0].extra.get("object_id", "") if caption else ""
         replaced[id(members[0])] = table
         dropped.update(id(line) for line in [*caption, *inside])
@@ -263,7 +264,14 @@ def _apply(lines: list[Line], anchors: list[tuple[Region | None, list[Line], lis
 
 
 def drop_figure_text(lines: list[Line], body_size: float, body_font: str) -> list[Line]:
-    """Remove text drawn inside figures: small or foreign-font lines just above a figure caption."""
+    """Remove text drawn inside figures: small or foreign-font lines just above a figure caption.
+
+    The lines of another caption are never figure text: a figure stacked under another float has that
+    float's caption (set as small as figure labels) just above it.
+    """
+    captions = {
+        id(c) for index, line in enumerate(lines) if line.kind == "caption" for c in caption_lines(lines, index)
+    }
     dropped: set[int] = set()
     for index, line in enumerate(lines):
         if line.kind != "caption" or line.extra["caption_kind"] != "figure":
@@ -278,6 +286,8 @@ def drop_figure_text(lines: list[Line], body_size: float, body_font: str) -> lis
         )
         for other in above:
             if other.kind != "text" or (abs(other.size - body_size) <= 0.6 and other.font == body_font):
+                break
+            if id(other) in captions:
                 break
             dropped.add(id(other))
     return [line for line in lines if id(line) not in dropped]
