@@ -198,3 +198,29 @@ def test_a_two_page_papers_running_head_is_dropped() -> None:
 
     kept = drop_running_lines([page(1), page(2)], [792.0, 792.0])
     assert [[line.text for line in lines] for lines in kept] == [["some body text of the page"]] * 2
+
+
+def test_a_paper_that_indents_runs_a_sentence_on_over_a_column_top() -> None:
+    """The left column's foot ends a sentence at the right edge; the right column starts flush with a capital.
+
+    A paper that indents its paragraphs continues the paragraph there; one that sets paragraphs apart by a
+    blank (no indent) starts a new one.
+    """
+    right_column = (320.0, 550.0)
+
+    def left(indent: bool) -> list[Word]:
+        blank = 0.0 if indent else 6.0
+        out, top = [], 120.0
+        for _ in range(6):
+            lines, top = paragraphs([(full(4, "and the sample ends."), indent)], top=top)
+            out, top = out + lines, top + blank
+        foot, top = paragraphs([(full(9), indent)], top=top)
+        last = words("as values are reported for the earlier campaign too.", LEFT, top - PITCH, right=RIGHT)
+        return out + foot[: -len(full(9)[-1].split())] + last
+
+    top_line, _ = paragraphs([(["Later the values were measured again."], False)], column=right_column)
+    rest, _ = paragraphs([(full(30, "the end of the column."), True)], top=150, column=right_column)
+    indenting = texts(parse(front() + left(True) + top_line + rest))
+    assert any(t.endswith("earlier campaign too. Later the values were measured again.") for t in indenting)
+    blocked = texts(parse(front() + left(False) + top_line + rest))
+    assert "Later the values were measured again." in blocked

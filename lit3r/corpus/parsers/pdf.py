@@ -120,9 +120,34 @@ def typical_gap(lines: list[Line], body_size: float) -> float:
     return gaps[len(gaps) // 2] if gaps else 0.2 * body_size
 
 
+def indents_paragraphs(lines: list[Line], body_size: float, extents: Extents) -> bool:
+    """Whether the paper marks a new paragraph by indenting its first line (most papers; others leave a blank).
+
+    Read where paragraphs visibly end inside a column: after a body line that ends a sentence well short of
+    the right edge, the next body line is indented in at least 60% of three or more such places.
+    """
+    starts = [
+        line.x0 > left + 0.8 * line.size
+        for previous, line in zip(lines, lines[1:], strict=False)
+        for left, right in [extents[(line.page, line.column)]]
+        if (previous.page, previous.column) == (line.page, line.column)
+        and previous.kind == line.kind == "text"
+        and abs(previous.size - body_size) < 0.3
+        and abs(line.size - body_size) < 0.3
+        and previous.text.rstrip().endswith((".", "!", "?"))
+        and previous.x1 < right - 0.15 * (right - left)
+    ]
+    return len(starts) >= 3 and sum(starts) >= 0.6 * len(starts)
+
+
 def assemble(lines: list[Line], body_size: float, extents: Extents) -> tuple[list[Block], str, str]:
     """Blocks, abstract text and the raw reference list from classified body lines."""
-    layout = Flow(typical_gap(lines, body_size), extents, Vocabulary([line.text for line in lines]))
+    layout = Flow(
+        typical_gap(lines, body_size),
+        extents,
+        Vocabulary([line.text for line in lines]),
+        indents_paragraphs(lines, body_size, extents),
+    )
     blocks: list[Block] = []
     abstract: list[str] = []
     references: list[Line] = []
@@ -297,6 +322,8 @@ class Flow:
     """Left and right text edges per (page, column)."""
     vocabulary: Vocabulary
     """The paper's words, which tell a word split at a line end from a hyphenated compound."""
+    indents: bool = False
+    """Whether the paper indents a paragraph's first line (:func:`indents_paragraphs`)."""
     deferred: list[Line] = field(default_factory=list)
     """Footnote lines a paragraph ran past (to the next column or page), placed after it."""
 
@@ -304,7 +331,9 @@ class Flow:
         """Whether ``line`` continues the paragraph whose lines so far are ``paragraph``.
 
         Within a column a blank wider than the usual line spacing, or an indent after a line that ends a
-        sentence or stops short, starts a new paragraph; at the top of a new column or page, an indent does.
+        sentence or stops short, starts a new paragraph. At the top of a new column or page an indent does, or
+        a sentence ended short of the edge; in a paper that does not indent paragraphs, also a capital after a
+        sentence's end.
         """
         if line.kind in ("fragment", "footnote"):
             return True
@@ -313,9 +342,11 @@ class Flow:
             return False
         ended = last.text.rstrip().endswith((".", "!", "?", ":"))
         indented = self.indented(line, last if len(paragraph) > 1 else None)
-        if line.page != last.page or line.column != last.column:  # no gap to read: the line's shape decides
-            return not indented and not (ended and line.text[:1].isupper())
         short = self.short(last)
+        if line.page != last.page or line.column != last.column:  # no gap to read: the line's shape decides
+            if indented or (ended and short):
+                return False
+            return self.indents or not (ended and line.text[:1].isupper())
         gap = line.top - last.bottom
         starts = (ended and (indented or short)) or (short and self.indented(line))  # a short line, then an indent
         return -2 < gap < self.usual_gap + 0.3 * last.height and not starts
