@@ -64,6 +64,7 @@ from lit3r.reading.passages import Passage, select_passages
 from lit3r.reading.polarity import cue_spans
 from lit3r.reading.scoring import query_terms
 from lit3r.reading.spans import best_clause, covering_span
+from lit3r.reading.tables import quote_cell
 
 AnswerKind = Literal["span", "sentence", "yes", "no", "unanswerable"]
 GENERIC_WORDS = (
@@ -355,7 +356,12 @@ class CompactReader:
         """The cited answer: yes/no and options as "<choice> — <quote> [1]", spans and sentences as "<answer> [1]"."""
         citations = [
             Citation(
-                number=n, chunk_id=p.chunk.id, paper_id=p.chunk.paper_id, locator=p.chunk.locator, quote=_cut(quote)
+                number=n,
+                chunk_id=p.chunk.id,
+                paper_id=p.chunk.paper_id,
+                locator=p.chunk.locator,
+                quote=_cut(quote),
+                cell=quote_cell(p.chunk, quote),
             )
             for n, (p, quote) in enumerate(support, 1)
         ]

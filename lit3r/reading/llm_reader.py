@@ -35,6 +35,7 @@ from lit3r.prompts.reader import (
     render_repair,
     render_synthesize,
 )
+from lit3r.reading.tables import quote_cell
 
 FallbackReader = Callable[[str, Sequence[Chunk], AnswerSpec], Answer]
 """The deterministic reader called with the question, every given chunk and the answer spec."""
@@ -272,7 +273,14 @@ def to_answer(
         fact = next(f for f in synthesis.facts if f.chunk_id == chunk_id and f.quote.strip())
         quote = verbatim_quote(chunk.text, fact.quote)
         citations.append(
-            Citation(number=number, chunk_id=chunk_id, paper_id=chunk.paper_id, locator=chunk.locator, quote=quote)
+            Citation(
+                number=number,
+                chunk_id=chunk_id,
+                paper_id=chunk.paper_id,
+                locator=chunk.locator,
+                quote=quote,
+                cell=quote_cell(chunk, quote),
+            )
         )
     letter = choose_option(synthesis.option, spec.options) if spec.options else None
     table = None

@@ -151,11 +151,36 @@ def referenced_tables(
 def row_cell(candidate: Candidate, column: str | None = None) -> TableCell | None:
     """The :class:`~lit3r.models.TableCell` of a quoted table row (its table, 1-based row, first cell; with
     ``column``, that column's value), or None when the unit is not a body row of a table chunk."""
-    chunk = candidate.chunk
-    if chunk.type != "table" or " | " not in candidate.text:
+    if candidate.chunk.type != "table" or " | " not in candidate.text:
+        return None
+    return _cell_of_line(candidate.chunk, candidate.unit.start, column)
+
+
+def quote_cell(chunk: Chunk, quote: str) -> TableCell | None:
+    """The :class:`~lit3r.models.TableCell` of a quote taken from one body row of a table chunk (an LLM reader's
+    quote): the row, and the column when the quote is exactly one of the row's cells after the first; None
+    when the chunk is no table or the quote is not inside one row."""
+    quote = quote.strip()
+    start = chunk.text.find(quote) if chunk.type == "table" and quote and "\n" not in quote else -1
+    if start < 0:
+        return None
+    line_start = chunk.text.rfind("\n", 0, start) + 1
+    line = chunk.text[line_start:].split("\n", 1)[0]
+    if " | " not in line:
         return None
     table = read_table(chunk.text)
-    row = sum(" | " in line for line in chunk.text[: candidate.unit.start].split("\n"))  # the header is line 0
+    cells = [cell.strip() for cell in line.split(" | ")]
+    column = None
+    if cells[1:].count(quote) == 1:
+        index = cells.index(quote, 1)
+        column = table.header[index] if index < len(table.header) else None
+    return _cell_of_line(chunk, line_start, column)
+
+
+def _cell_of_line(chunk: Chunk, start: int, column: str | None) -> TableCell | None:
+    """The cell of the row whose line starts at ``start`` in a table chunk's text (the header is line 0)."""
+    table = read_table(chunk.text)
+    row = sum(" | " in line for line in chunk.text[:start].split("\n"))
     if not 1 <= row <= len(table.rows):
         return None
     cells = table.rows[row - 1]

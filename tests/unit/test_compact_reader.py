@@ -357,3 +357,19 @@ def test_a_repair_naming_nothing_after_a_reply_without_a_quote_is_the_answer_by_
     result = compact.run(LEXICAL, [Paper(id="p2", title="P")], [LEXICAL_CHUNK])
     assert len(model.calls) == 2 and result.repaired and result.fallback is None
     assert result.answer.text == "word n-grams and POS tags [1]"
+
+
+def test_a_quote_from_a_table_row_names_the_cell():
+    table = Chunk(
+        id="p1::c0004",
+        paper_id="p1",
+        type="table",
+        text="Table 2: Agreement of the judges.\nMeasure | Value\nCohen's kappa | 0.71\nFleiss' kappa | 0.64",
+        locator=Locator(section="Evaluation", object_id="Table 2"),
+    )
+    question = "What was the Fleiss' kappa of the judges?"
+    n = next(p.number for p in select_passages(question, [*CHUNKS, table], count=6, chars=600) if p.chunk is table)
+    compact, _, _ = reader([reply("span", "0.64", (n, "Fleiss' kappa | 0.64"))])
+    [citation] = compact.run(question, [PAPER], [*CHUNKS, table]).answer.citations
+    assert citation.chunk_id == table.id and citation.cell is not None
+    assert (citation.cell.table, citation.cell.row, citation.cell.row_label) == ("Table 2", 2, "Fleiss' kappa")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from lit3r.models import Chunk, Locator
+from lit3r.models import Chunk, Locator, TableCell
+from lit3r.prompts.common import AnswerSpec
 from lit3r.reading import extractive_answer
+from lit3r.reading.llm_reader import Fact, Synthesis, to_answer
 from lit3r.reading.quotes import candidates
-from lit3r.reading.tables import referenced_tables, superlative_row, wanted_extreme
+from lit3r.reading.tables import quote_cell, referenced_tables, superlative_row, wanted_extreme
 
 TABLE = Chunk(
     id="p::c0006",
@@ -102,3 +104,25 @@ def test_the_answer_document_carries_the_cell() -> None:
     answer = extractive_answer("Which fusion method reached the highest paper-level recall at 10?", [POINTER, TABLE])
     document = answer_document(answer, {})
     assert document.model_dump(mode="json")["citations"][0]["cell"]["column"] == "Recall@10"
+
+
+def test_a_quote_from_one_row_names_its_row_and_a_quoted_value_its_column() -> None:
+    row = "Dense encoder | 0.55 | 40"
+    assert quote_cell(TABLE, row) == TableCell(table="Table 1", row=2, row_label="Dense encoder")
+    assert quote_cell(TABLE, " 0.63 ") == TableCell(
+        table="Table 1", row=3, row_label="Reciprocal rank fusion (k = 60)", column="Recall@10", value="0.63"
+    )
+    assert quote_cell(TABLE, "Dense encoder") == TableCell(table="Table 1", row=2, row_label="Dense encoder")
+    assert quote_cell(TABLE, "0.44 | 12\nDense encoder") is None  # two rows
+    assert quote_cell(TABLE, "Paper-level recall at 10") is None  # the caption
+    assert quote_cell(TABLE, "Method | Recall@10") is None  # the header
+    assert quote_cell(POINTER, "paper-level recall") is None  # not a table
+
+
+def test_the_model_readers_citation_of_a_table_row_names_the_cell() -> None:
+    synthesis = Synthesis(
+        facts=[Fact(value="0.55", chunk_id=TABLE.id, quote="Dense encoder | 0.55 | 40")],
+        answer=f"The dense encoder reaches 0.55 [{TABLE.id}].",
+    )
+    answer = to_answer("What recall does the dense encoder reach?", synthesis, {TABLE.id: TABLE}, AnswerSpec(), [])
+    assert answer.citations[0].cell == TableCell(table="Table 1", row=2, row_label="Dense encoder")

@@ -120,9 +120,34 @@ def typical_gap(lines: list[Line], body_size: float) -> float:
     return gaps[len(gaps) // 2] if gaps else 0.2 * body_size
 
 
+def indents_paragraphs(lines: list[Line], body_size: float, extents: Extents) -> bool:
+    """Whether the paper marks a new paragraph by indenting its first line (most papers; others leave a blank).
+
+    Read where paragraphs visibly end inside a column: after a body line that ends a sentence well short of
+    the right edge, the next body line is indented in at least 60% of three or more such places.
+    """
+    starts = [
+        line.x0 > left + 0.8 * line.size
+        for previous, line in zip(lines, lines[1:], strict=False)
+        for left, right in [extents[(line.page, line.column)]]
+        if (previous.page, previous.column) == (line.page, line.column)
+        and previous.kind == line.kind == "text"
+        and abs(previous.size - body_size) < 0.3
+        and abs(line.size - body_size) < 0.3
+        and previous.text.rstrip().endswith((".", "!", "?"))
+        and previous.x1 < right - 0.15 * (right - left)
+    ]
+    return len(starts) >= 3 and sum(starts) >= 0.6 * len(starts)
+
+
 def assemble(lines: list[Line], body_size: float, extents: Extents) -> tuple[list[Block], str, str]:
     """Blocks, abstract text and the raw reference list from classified body lines."""
-    layout = Flow(typical_gap(lines, body_size), extents, Vocabulary([line.text for line in lines]))
+    layout = Flow(
+        typical_gap(lines, body_size),
+        extents,
+        Vocabulary([line.text for line in lines]),
+        indents_paragraphs(lines, body_size, extents),
+    )
     blocks: list[Block] = []
     abstract: list[str] = []
     references: list[Line] = []
@@ -229,12 +254,12 @@ def _block(lines: list[Line], index: int, layout: Flow) -> tuple[Block | None, i
         if lines[end].kind in DEFERRED and lines[end].page != paragraph[-1].page or lines[end].kind == "footnote":
             # a footnote, or a table at the top of the next page, between two parts of a paragraph: after it
             after = next((later for later in lines[end:] if later.kind not in DEFERRED), None)
-            if after is None or not layout.continues(paragraph[-1], after):
+            if after is None or not layout.continues(paragraph, after):
                 break
             layout.deferred.append(lines[end])
             end += 1
             continue
-        if not layout.continues(paragraph[-1], lines[end]):
+        if not layout.continues(paragraph, lines[end]):
             break
         if lines[end].kind == "fragment":  # stray sub/superscripts: dropped, unless they open an equation
             after = next((later for later in lines[end:] if later.kind != "fragment"), None)
@@ -297,21 +322,51 @@ class Flow:
     """Left and right text edges per (page, column)."""
     vocabulary: Vocabulary
     """The paper's words, which tell a word split at a line end from a hyphenated compound."""
+    indents: bool = False
+    """Whether the paper indents a paragraph's first line (:func:`indents_paragraphs`)."""
     deferred: list[Line] = field(default_factory=list)
     """Footnote lines a paragraph ran past (to the next column or page), placed after it."""
 
-    def continues(self, last: Line, line: Line) -> bool:
-        """Whether ``line`` continues the paragraph that ``last`` ends."""
+    def continues(self, paragraph: list[Line], line: Line) -> bool:
+        """Whether ``line`` continues the paragraph whose lines so far are ``paragraph``.
+
+        Within a column a blank wider than the usual line spacing, or an indent after a line that ends a
+        sentence or stops short, starts a new paragraph. At the top of a new column or page an indent does, or
+        a sentence ended short of the edge; in a paper that does not indent paragraphs, also a capital after a
+        sentence's end.
+        """
         if line.kind in ("fragment", "footnote"):
             return True
+        last = paragraph[-1]
         if line.kind != "text" or abs(line.size - last.size) > 1.0:
             return False
         ended = last.text.rstrip().endswith((".", "!", "?", ":"))
-        if line.page != last.page or line.column != last.column:
-            return not ended and not line.text[:1].isupper()
-        left, right = self.extents[(last.page, last.column)]
-        short = last.x1 < right - 0.15 * (right - left)
-        indented = line.x0 > last.x0 + 0.8 * line.size
+        indented = self.indented(line, last if len(paragraph) > 1 else None)
+        short = self.short(last)
+        if line.page != last.page or line.column != last.column:  # no gap to read: the line's shape decides
+            if indented or (ended and short):
+                return False
+            return self.indents or not (ended and line.text[:1].isupper())
         gap = line.top - last.bottom
-        starts = (ended and (indented or short)) or (indented and short)  # a short line, then an indent: new
-        return -2 < gap < self.usual_gap + 0.5 * last.height and not starts
+        starts = (ended and (indented or short)) or (short and self.indented(line))  # a short line, then an indent
+        return -2 < gap < self.usual_gap + 0.3 * last.height and not starts
+
+    def short(self, line: Line) -> bool:
+        """Whether ``line`` stops well before its column's right edge, as a paragraph's last line does."""
+        left, right = self.extents[(line.page, line.column)]
+        return line.x1 < right - 0.15 * (right - left)
+
+    def indented(self, line: Line, inner: Line | None = None) -> bool:
+        """Whether ``line`` starts right of its column's margin as a first line does, and of ``inner`` if given.
+
+        Measured from the margin: a one-line paragraph is itself indented, and the first line of a new column
+        has no line above it. ``inner`` is an inner line of the paragraph (not its first): a list item's
+        lines hang at an indent of their own, and only a line indented further than them starts a paragraph.
+        """
+        if inner is not None and line.x0 - self.margin(line) <= inner.x0 - self.margin(inner) + 0.8 * line.size:
+            return False
+        return line.x0 > self.margin(line) + 0.8 * line.size
+
+    def margin(self, line: Line) -> float:
+        """The left edge of the column ``line`` is in."""
+        return self.extents[(line.page, line.column)][0]

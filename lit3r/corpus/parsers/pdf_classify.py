@@ -30,7 +30,9 @@ def classify_lines(lines: list[Line], body_size: float) -> Extents:
     extents = column_extents(lines)
     for line in lines:
         if line.kind == "text":
-            line.kind = classify(line, body_size, line.x0 - extents[(line.page, line.column)][0])
+            left, right = extents[(line.page, line.column)]
+            line.kind = classify(line, body_size, line.x0 - left, right - line.x1)
+    reclaim_last_lines(lines, extents)
     absorb_display_lines(lines, extents)
     return extents
 
@@ -44,14 +46,17 @@ def column_extents(lines: list[Line]) -> Extents:
     return extents
 
 
-def classify(line: Line, body_size: float, indent: float) -> str:
-    """``heading``, ``equation``, ``fragment`` (stray sub/superscripts) or ``text``; ``indent``: from the margin."""
+def classify(line: Line, body_size: float, indent: float, short_by: float = 0.0) -> str:
+    """``heading``, ``equation``, ``fragment`` (stray sub/superscripts) or ``text``.
+
+    ``indent`` is the line's distance from the column's left margin, ``short_by`` from its right edge.
+    """
     text = line.text.strip()
     if is_heading(line, body_size):
         return "heading"
     if line.size < body_size - 1.5 and len(text) <= 15 and (line.math >= 0.5 or not PROSE_WORD.search(text)):
         return "fragment"
-    if is_equation(line, flush=indent < line.size):
+    if is_equation(line, flush=indent < line.size) and not _justified(line, indent, short_by):
         return "equation"
     return "text"
 
@@ -82,6 +87,30 @@ def is_equation(line: Line, flush: bool = False) -> bool:
     if EQUATION_NUMBER.search(text) and (line.math >= 0.15 or density >= 0.15) and prose <= 6:
         return True
     return prose <= (0 if flush else 2) and len(compact) >= 3 and (line.math >= 0.5 or density >= 0.3)
+
+
+def _justified(line: Line, indent: float, short_by: float) -> bool:
+    """A line in text fonts that runs from the margin (or a paragraph indent) to the right edge.
+
+    That is a line of a justified paragraph, however many symbols it holds (formulas written inline, code, a
+    formula's source); a display equation is set apart and in math fonts.
+    """
+    return line.math < 0.15 and indent < 2 * line.size and short_by < 0.5 * line.size
+
+
+def reclaim_last_lines(lines: list[Line], extents: Extents) -> None:
+    """A symbol-heavy line flush at the margin right under a justified text line ends that paragraph.
+
+    It is set as the paragraph's last line (its end, '... + b_c)$$ (Eq. 6)'), not apart as a display
+    equation, which stands off the margin and below a wider gap.
+    """
+    for above, line in zip(lines, lines[1:], strict=False):
+        if line.kind != "equation" or above.kind != "text" or (above.page, above.column) != (line.page, line.column):
+            continue
+        left, right = extents[(line.page, line.column)]
+        close = 0 <= line.top - above.bottom < 0.5 * line.height
+        if close and line.math < 0.15 and line.x0 - left < 0.5 * line.size and right - above.x1 < 0.5 * line.size:
+            line.kind = "text"
 
 
 def absorb_display_lines(lines: list[Line], extents: Extents) -> None:

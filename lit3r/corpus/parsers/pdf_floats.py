@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from lit3r.corpus.parsers.pdf_backends import PageData, RawTable
 from lit3r.corpus.parsers.pdf_layout import Line, cluster_rows
+from lit3r.corpus.textutil import join_lines
 
 CAPTION = re.compile(r"^(?P<kind>Table|TABLE|Tab\.|Figure|FIGURE|Fig\.)\s*(?P<num>\d+|[IVX]+)\s*[:.|]")
 NEAR = 40.0
@@ -96,8 +97,13 @@ def _raw_table_region(caption: list[Line], tables: list[RawTable]) -> tuple[Regi
     return None
 
 
-def _rule_groups(caption: list[Line], page: PageData, others: list[Line]) -> dict[str, Region]:
-    """Per side ('above', 'below'), the span of rules starting within NEAR of the caption, up to another caption."""
+def _rule_groups(caption: list[Line], page: PageData, lines: list[Line], body_size: float) -> dict[str, Region]:
+    """Per side ('above', 'below'), the span of rules starting within NEAR of the caption.
+
+    The span stops before another caption and before body text: two rules of one width with a paragraph of
+    the body between them are the edges of two floats, not one table.
+    """
+    others = [line for line in lines if line.kind == "caption" and line not in caption]
     top, bottom = caption[0].top, caption[-1].bottom
     x0, x1 = min(c.x0 for c in caption), max(c.x1 for c in caption)
     rules = [r for r in page.rules if _overlap(r[0], r[1], x0, x1) > 0.6]
@@ -113,13 +119,32 @@ def _rule_groups(caption: list[Line], page: PageData, others: list[Line]) -> dic
         chosen = [ordered[0]]
         for rule in ordered[1:]:
             low, high = sorted((chosen[-1][2], rule[2]))
-            if any(low < o.top < high for o in others) or abs(rule[1] - rule[0] - width) > 0.5 * width:
+            between = [line for line in lines if low < (line.top + line.bottom) / 2 < high]
+            if any(o in between for o in others) or abs(rule[1] - rule[0] - width) > 0.5 * width:
+                break
+            if _body_text(between, rule[0], rule[1], body_size):
                 break
             chosen.append(rule)
         if len(chosen) >= 2:
             ys = [r[2] for r in chosen]
             groups[side] = Region(min(r[0] for r in chosen), min(ys), max(r[1] for r in chosen), max(ys))
     return groups
+
+
+def _body_text(lines: list[Line], x0: float, x1: float, body_size: float) -> bool:
+    """Whether lines across ``x0``-``x1`` read as the body's running text: two or more at the body size, most
+    of them one cell wide.
+
+    Table rows split into cells at gaps of an em or more, a paragraph's words (even justified) rarely do; text
+    inside a table (a prompt in a box) is set smaller than the body.
+    """
+    across = [
+        line
+        for line in lines
+        if line.kind == "text" and abs(line.size - body_size) < 0.5 and _overlap(line.x0, line.x1, x0, x1) > 0.5
+    ]
+    single = sum(len(line.cells(line.size)) == 1 for line in across)
+    return len(across) >= 2 and single > len(across) / 2
 
 
 def _choose_rule_regions(candidates: list[dict[str, Region]], captions: list[list[Line]]) -> list[Region | None]:
@@ -157,7 +182,12 @@ def _cell_run_region(caption: list[Line], lines: list[Line], body_size: float) -
 
 
 def _cell_like(line: Line, body_size: float) -> bool:
-    return line.kind == "text" and (len(line.cells()) >= 2 or line.size < body_size - 1.0)
+    """A table row: smaller than the body, or split into cells; at the body size by gaps of an em or more,
+    wider than the spaces of a justified line."""
+    if line.kind != "text":
+        return False
+    small = line.size < body_size - 1.0
+    return small or len(line.cells(line.size if abs(line.size - body_size) < 0.5 else None)) >= 2
 
 
 def _uncaptioned_regions(page: PageData, lines: list[Line], taken: list[Region]) -> list[tuple[Region, None]]:
@@ -194,10 +224,7 @@ def replace_tables(page: PageData, lines: list[Line], body_size: float) -> list[
     table_starts = [i for i in starts if lines[i].extra["caption_kind"] == "table"]
     captions = [caption_lines(lines, i) for i in table_starts]
     raw = [_raw_table_region(caption, page.tables) for caption in captions]
-    groups = [
-        _rule_groups(c, page, [lines[i] for i in starts if i != start])
-        for c, start in zip(captions, table_starts, strict=True)
-    ]
+    groups = [_rule_groups(c, page, lines, body_size) for c in captions]
     by_rules = _choose_rule_regions(groups, captions)
     anchors: list[tuple[Region | None, list[Line], list[list[str]] | None]] = []
     for caption, found, ruled in zip(captions, raw, by_rules, strict=True):
@@ -223,7 +250,7 @@ def _apply(lines: list[Line], anchors: list[tuple[Region | None, list[Line], lis
         if not members:
             continue
         table = Line(list(members[0].words), members[0].page, column=members[0].column, kind="table")
-        table.text = "\n".join([" ".join(c.text for c in caption), *rows]).strip()
+        table.text = "\n".join([join_lines([c.text for c in caption]), *rows]).strip()
         table.extra["object_id"] = caption[0].extra.get("object_id", "") if caption else ""
         replaced[id(members[0])] = table
         dropped.update(id(line) for line in [*caption, *inside])
@@ -237,7 +264,14 @@ def _apply(lines: list[Line], anchors: list[tuple[Region | None, list[Line], lis
 
 
 def drop_figure_text(lines: list[Line], body_size: float, body_font: str) -> list[Line]:
-    """Remove text drawn inside figures: small or foreign-font lines just above a figure caption."""
+    """Remove text drawn inside figures: small or foreign-font lines just above a figure caption.
+
+    The lines of another caption are never figure text: a figure stacked under another float has that
+    float's caption (set as small as figure labels) just above it.
+    """
+    captions = {
+        id(c) for index, line in enumerate(lines) if line.kind == "caption" for c in caption_lines(lines, index)
+    }
     dropped: set[int] = set()
     for index, line in enumerate(lines):
         if line.kind != "caption" or line.extra["caption_kind"] != "figure":
@@ -252,6 +286,8 @@ def drop_figure_text(lines: list[Line], body_size: float, body_font: str) -> lis
         )
         for other in above:
             if other.kind != "text" or (abs(other.size - body_size) <= 0.6 and other.font == body_font):
+                break
+            if id(other) in captions:
                 break
             dropped.add(id(other))
     return [line for line in lines if id(line) not in dropped]

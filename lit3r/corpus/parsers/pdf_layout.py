@@ -272,7 +272,10 @@ def _spans_gutter(row: list[Word], gutter: float) -> bool:
 
 
 def drop_running_lines(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
-    """Remove page numbers and headers/footers that repeat (digits aside) on many pages."""
+    """Remove page numbers and headers/footers that repeat (digits aside) on many pages.
+
+    Many is 40% of the pages and three or more, or both pages of a two-page paper.
+    """
 
     def key(line: Line) -> str:
         return re.sub(r"\d+", "#", line.text.lower()).strip()
@@ -283,7 +286,7 @@ def drop_running_lines(pages: list[list[Line]], heights: list[float]) -> list[li
     counts: Counter[str] = Counter()
     for lines, height in zip(pages, heights, strict=True):
         counts.update({key(line) for line in lines if in_margin(line, height)})
-    repeated = {k for k, n in counts.items() if n >= 3 and n >= 0.4 * len(pages)}
+    repeated = {k for k, n in counts.items() if n >= min(3, max(2, len(pages))) and n >= 0.4 * len(pages)}
     page_number = re.compile(r"^(page\s+)?#(\s+of\s+#)?$|^[-–]\s*#\s*[-–]$")
     return [
         [
