@@ -158,23 +158,31 @@ def row_cell(candidate: Candidate, column: str | None = None) -> TableCell | Non
 
 def quote_cell(chunk: Chunk, quote: str) -> TableCell | None:
     """The :class:`~lit3r.models.TableCell` of a quote taken from one body row of a table chunk (an LLM reader's
-    quote): the row, and the column when the quote is exactly one of the row's cells after the first; None
-    when the chunk is no table or the quote is not inside one row."""
+    quote, or any citation's): the row, and the column when the quote is exactly one of the row's cells after the
+    first; None when the chunk is no table, or the quote is in no body row or in several (a header, a caption, a
+    value that repeats: which row is meant is not known)."""
     quote = quote.strip()
-    start = chunk.text.find(quote) if chunk.type == "table" and quote and "\n" not in quote else -1
-    if start < 0:
-        return None
-    line_start = chunk.text.rfind("\n", 0, start) + 1
-    line = chunk.text[line_start:].split("\n", 1)[0]
-    if " | " not in line:
+    if chunk.type != "table" or not quote or "\n" in quote:
         return None
     table = read_table(chunk.text)
-    cells = [cell.strip() for cell in line.split(" | ")]
-    column = None
-    if cells[1:].count(quote) == 1:
-        index = cells.index(quote, 1)
-        column = table.header[index] if index < len(table.header) else None
-    return _cell_of_line(chunk, line_start, column)
+    wanted = _folded(quote)
+    rows = [r for r, cells in enumerate(table.rows, 1) if wanted in _folded(" | ".join(cells))]
+    if len(rows) != 1:
+        return None
+    row, cells = rows[0], table.rows[rows[0] - 1]
+    matches = [c for c in range(1, len(cells)) if _folded(cells[c]) == wanted]
+    column = table.header[matches[0]] if len(matches) == 1 and matches[0] < len(table.header) else None
+    return TableCell(
+        table=chunk.locator.object_id or table.label,
+        row=row,
+        row_label=cells[0] if cells else None,
+        column=column,
+        value=table.cell(row, column) if column else None,
+    )
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def _cell_of_line(chunk: Chunk, start: int, column: str | None) -> TableCell | None:
@@ -207,41 +215,13 @@ def with_cells(answer: Answer, chosen: Sequence[Candidate], column: str | None =
     return answer.model_copy(update={"citations": citations})
 
 
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def quoted_cell(chunk: Chunk, quote: str) -> TableCell | None:
-    """The :class:`~lit3r.models.TableCell` a quote of a table chunk names: the one body row holding it, and the
-    column when the quote is exactly one of that row's cells; None when the chunk is not a table or the quote is
-    in no body row or in several (a header, a caption, a value that repeats)."""
-    if chunk.type != "table" or not quote.strip():
-        return None
-    table = read_table(chunk.text)
-    wanted = _folded(quote)
-    rows = [r for r, cells in enumerate(table.rows, 1) if wanted in _folded(" | ".join(cells))]
-    if len(rows) != 1:
-        return None
-    row, cells = rows[0], table.rows[rows[0] - 1]
-    column = next(
-        (table.header[c] for c, value in enumerate(cells) if _folded(value) == wanted and c < len(table.header)), None
-    )
-    return TableCell(
-        table=chunk.locator.object_id or table.label,
-        row=row,
-        row_label=cells[0] if cells else None,
-        column=column,
-        value=table.cell(row, column) if column else None,
-    )
-
-
 def cited_cells(answer: Answer, chunk_of: Callable[[str], Chunk | None]) -> Answer:
-    """The answer with each citation of a table that quotes one row (or one cell) naming it (:func:`quoted_cell`),
+    """The answer with each citation of a table that quotes one row (or one cell) naming it (:func:`quote_cell`),
     whichever reader wrote it; a citation that already names its cell is left as it is."""
     citations = []
     for citation in answer.citations:
         chunk = chunk_of(citation.chunk_id)
         quotes = citation.quotes or [citation.quote]
-        cell = quoted_cell(chunk, quotes[0]) if citation.cell is None and chunk and len(quotes) == 1 else None
+        cell = quote_cell(chunk, quotes[0]) if citation.cell is None and chunk and len(quotes) == 1 else None
         citations.append(citation.model_copy(update={"cell": cell}) if cell else citation)
     return answer.model_copy(update={"citations": citations})

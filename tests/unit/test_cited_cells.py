@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from lit3r.llm.trace import TraceRecorder
 from lit3r.models import Answer, Chunk, Citation, Locator, TableCell
-from lit3r.reading.tables import cited_cells, quoted_cell
+from lit3r.reading.tables import cited_cells, quote_cell
 from lit3r.retrieval.planning import GateVerifier
 from lit3r.settings import Settings
 from lit3r.tools.context import ToolContext
@@ -24,20 +24,20 @@ TABLE = Chunk(
 TEXT = Chunk(id="p::c0005", paper_id="p", type="text", text="Fusion is best.", locator=Locator(section="3 Results"))
 
 
-def test_a_quoted_row_names_its_row_and_a_quoted_cell_its_column() -> None:
-    assert quoted_cell(TABLE, "Dense encoder | 0.55 | 40") == TableCell(
+def test_a_quoted_row_names_its_row_and_a_quote_cell_its_column() -> None:
+    assert quote_cell(TABLE, "Dense encoder | 0.55 | 40") == TableCell(
         table="Table 1", row=2, row_label="Dense encoder"
     )
-    assert quoted_cell(TABLE, "0.63") == TableCell(
+    assert quote_cell(TABLE, "0.63") == TableCell(
         table="Table 1", row=3, row_label="Reciprocal rank fusion (k = 60)", column="Recall@10", value="0.63"
     )
 
 
 def test_no_cell_for_a_caption_a_header_a_repeated_value_or_a_text_chunk() -> None:
-    assert quoted_cell(TABLE, "Paper-level recall at 10.") is None
-    assert quoted_cell(TABLE, "Method | Recall@10") is None
-    assert quoted_cell(TABLE, "40") is None  # two rows hold it: which one is meant is not known
-    assert quoted_cell(TEXT, "Fusion is best.") is None
+    assert quote_cell(TABLE, "Paper-level recall at 10.") is None
+    assert quote_cell(TABLE, "Method | Recall@10") is None
+    assert quote_cell(TABLE, "40") is None  # two rows hold it: which one is meant is not known
+    assert quote_cell(TEXT, "Fusion is best.") is None
 
 
 def _cited(quote: str, chunk: Chunk = TABLE, cell: TableCell | None = None) -> Answer:
