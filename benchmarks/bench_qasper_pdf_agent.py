@@ -11,9 +11,9 @@ does, on two corpora of the same papers in one run:
 For every question with text evidence whose paper is in both corpora, the agent answers within the question's
 paper (the default settings, offline), and is scored the same way on both corpora:
 
-* evidence recall@10: the share of gold evidence paragraphs contained (token recall >= 0.9, the rule of
-  ``bench_qasper_pdf.py``, since PDF text is not the JSON's character for character) in one of the 10 best
-  chunks of the agent's pool;
+* evidence recall@10: the share of gold evidence paragraphs contained (``bench_qasper_pdf.contained``: token
+  recall >= 0.9, since PDF text is not the JSON's character for character) in one of the 10 best chunks of the
+  agent's pool;
 * Answer F1: QASPER's official token F1 of the answer against every annotator (``lit3r.evals.qasper_score``).
 
 Run (after rendering, e.g. ``python benchmarks/render_qasper_pdfs.py --out /tmp/qasper-pdfs``)::
@@ -26,9 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections import Counter
 from pathlib import Path
 from statistics import mean
+
+from bench_qasper_pdf import QASPER as DATA
+from bench_qasper_pdf import contained, tokens
+from report_file import emit
 
 from lit3r.app.session import Session
 from lit3r.cli.evaluate import eval_settings
@@ -41,20 +44,6 @@ from lit3r.evals.qasper import QasperQuestion, load_questions
 from lit3r.index.build import build_index
 from lit3r.index.opening import open_index
 from lit3r.settings import Settings, load_settings
-
-QASPER = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "qasper"
-DATA = QASPER / "qasper-test-v0.3.corpus-and-dev-questions.json.gz"
-CONTAINED = 0.9
-"""A gold paragraph is in a chunk when the chunk holds this share of its tokens (its words, counted)."""
-
-
-def tokens(text: str) -> Counter:
-    return Counter(qasper_score.normalize_answer(text).split())
-
-
-def contained(gold: Counter, chunk: Counter) -> bool:
-    total = sum(gold.values())
-    return bool(total) and sum((gold & chunk).values()) / total >= CONTAINED
 
 
 def indexed(settings: Settings, sources: list[Path]) -> None:
@@ -105,7 +94,7 @@ def main() -> None:
     refs = qasper_score.gold_references(records)
     asked = [q for q in load_questions(args.qasper) if q.evidence_paragraphs and q.paper_id in pdf_id]
     asked = asked[: args.limit] if args.limit else asked
-    report: dict = {"questions": len(asked), "contained": CONTAINED}
+    report: dict = {"questions": len(asked)}
     for name, settings, ids in (("json", json_settings, None), ("pdf", pdf_settings, pdf_id)):
         started = time.monotonic()
         rows = run_corpus(settings, [(q, ids[q.paper_id] if ids else q.paper_id) for q in asked], refs)
@@ -116,9 +105,7 @@ def main() -> None:
         }
         print(json.dumps({name: report[name]}), flush=True)
     report["recall_gap"] = round(report["json"]["recall_at_10"] - report["pdf"]["recall_at_10"], 4)
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=1) + "\n")
-    print(json.dumps(report))
+    emit(report, args.out)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ sentence reader.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from lit3r.corpus.tables import read_table
 from lit3r.models import Answer, Chunk, TableCell
@@ -211,17 +211,5 @@ def with_cells(answer: Answer, chosen: Sequence[Candidate], column: str | None =
     for citation in answer.citations:
         units = by_chunk.get(citation.chunk_id, [])
         cell = row_cell(units[0], column) if len(units) == 1 else None
-        citations.append(citation.model_copy(update={"cell": cell}) if cell else citation)
-    return answer.model_copy(update={"citations": citations})
-
-
-def cited_cells(answer: Answer, chunk_of: Callable[[str], Chunk | None]) -> Answer:
-    """The answer with each citation of a table that quotes one row (or one cell) naming it (:func:`quote_cell`),
-    whichever reader wrote it; a citation that already names its cell is left as it is."""
-    citations = []
-    for citation in answer.citations:
-        chunk = chunk_of(citation.chunk_id)
-        quotes = citation.quotes or [citation.quote]
-        cell = quote_cell(chunk, quotes[0]) if citation.cell is None and chunk and len(quotes) == 1 else None
         citations.append(citation.model_copy(update={"cell": cell}) if cell else citation)
     return answer.model_copy(update={"citations": citations})

@@ -4,8 +4,7 @@ The reader gets the best pooled chunks (``reader_chunks`` of each) of the final 
 papers), with the table chunk a chosen chunk names ("Table 1 gives ...") added after it, and every table of
 the papers read when the question asks for an extreme
 (:func:`lit3r.reading.tables.referenced_tables`), unless the gate says the evidence is insufficient: then it
-abstains. Its answer's citations are validated and repaired against the corpus (a ``read`` step), a citation
-quoting one table row names that row (and the cell, for a one-cell quote) whichever reader wrote it, then every
+abstains. Its answer's citations are validated and repaired against the corpus (a ``read`` step), then every
 claim is judged against the chunks it cites (a ``verify`` step, when a judge is configured): unsupported
 sentences are removed or marked as ``settings.grounding`` says.
 """
@@ -19,7 +18,7 @@ from lit3r.grounding.judge import Judge, JudgeError
 from lit3r.grounding.judges.exact import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Answer
-from lit3r.reading.tables import cited_cells, referenced_tables
+from lit3r.reading.tables import referenced_tables
 from lit3r.retrieval import fusion
 from lit3r.retrieval.gate import passes
 from lit3r.tools.context import ToolContext
@@ -88,7 +87,7 @@ def synthesize_answer(
         data.update(evidence=[c.id for c in evidence], sufficient=sufficient, best_score=best_score)
         answer = tools.reader(question, evidence, options, sufficient)
         data["problems"] = validate_answer(answer, index.chunk_by_id.get, options)
-        answer = cited_cells(repair_citations(answer, index.chunk_by_id.get), index.chunk_by_id.get)
+        answer = repair_citations(answer, index.chunk_by_id.get)
         data["citations"] = [c.chunk_id for c in answer.citations]
     answer = verified(tools, answer)
     return answer.model_copy(update={"candidate_papers": papers, "rounds": rounds})
