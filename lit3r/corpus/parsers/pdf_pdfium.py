@@ -13,6 +13,7 @@ The page count is known before any page is read, so a file over ``max_pages`` is
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -134,17 +135,12 @@ def _page(page: Any, number: int) -> tuple[PageData, bool]:
     return PageData(number, float(width), float(height), words, _merge_rules(rules)), verticals >= 2
 
 
-_TEXT_OBJECT: Any = None
-
-
+@functools.cache
 def _text_object_address(raw: Any) -> Any:
     """``FPDFText_GetTextObject`` returning the object's address as an int (pypdfium2's binding returns a typed
     pointer, and turning it into a comparable value per character costs a cast a character)."""
-    global _TEXT_OBJECT
-    if _TEXT_OBJECT is None:
-        prototype = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
-        _TEXT_OBJECT = prototype(ctypes.cast(raw.FPDFText_GetTextObject, ctypes.c_void_p).value)
-    return _TEXT_OBJECT
+    prototype = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+    return prototype(ctypes.cast(raw.FPDFText_GetTextObject, ctypes.c_void_p).value)
 
 
 def _words(handle: Any, height: float, raw: Any) -> list[Word]:
