@@ -159,13 +159,15 @@ def _normal(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+def scholarqabench_keys(item: PubMedItem) -> set[str]:
+    """What identifies a PubMedQA question across files: its text and the start of its first context, normalised."""
+    return {_normal(item.question), _normal(item.sections[0][1])[:300] if item.sections else ""} - {""}
+
+
 def scholarqabench_items(path: Path, pqal: Sequence[PubMedItem], test: Sequence[PubMedItem]):
     """ScholarQABench's questions that are not PQA-L questions (by question text or first context), and a count
     of those dropped as PQA-L test questions and as PQA-L training questions already."""
-
-    def keys(item: PubMedItem) -> set[str]:
-        return {_normal(item.question), _normal(item.sections[0][1])[:300] if item.sections else ""} - {""}
-
+    keys = scholarqabench_keys
     test_keys = set().union(*(keys(i) for i in test))
     train_keys = set().union(*(keys(i) for i in pqal))
     kept, counts = [], Counter()
