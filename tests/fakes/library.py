@@ -49,10 +49,10 @@ def write_snapshot(path: Path, title: str, paragraphs: list[str]) -> Path:
     return path
 
 
-def write_two_collections(folder: Path) -> Path:
+def write_two_collections(folder: Path, doi: str | None = None) -> Path:
     """A .bib of two papers with their PDFs, one per collection: "Thesis" holds moraine2021radar (2021, Moraine
-    and Firn; the tongue flows 182 metres per year), "Reading" serac2019model (2019, Serac; 150 metres per year).
-    Returns the .bib's path."""
+    and Firn; the tongue flows 182 metres per year; its ``doi`` when given), "Reading" serac2019model (2019, Serac;
+    150 metres per year). Returns the .bib's path."""
     write_paper_pdf(folder / "pdfs" / "glacier.pdf", "Draft", "anon", [
         "We measure the surface flow of Alpine glaciers with satellite radar interferometry.",
         "The median surface velocity of the Aletsch glacier tongue was 182 metres per year, a fifth faster than "
@@ -64,7 +64,8 @@ def write_two_collections(folder: Path) -> Path:
     bib.write_text(
         "@article{moraine2021radar, title = {Radar Interferometry of Alpine Glacier Flow},\n"
         " author = {Moraine, Ines and Firn, Tomas}, journal = {Journal of Glaciology}, year = 2021,\n"
-        " groups = {Thesis}, file = {:pdfs/glacier.pdf:PDF}}\n"
+        + (f" doi = {{{doi}}}," if doi else "")
+        + " groups = {Thesis}, file = {:pdfs/glacier.pdf:PDF}}\n"
         "@article{serac2019model, title = {Modelling the Aletsch Glacier}, author = {Serac, Ana}, year = 2019,\n"
         " groups = {Reading}, file = {:pdfs/glacier2.pdf:PDF}}\n",
         encoding="utf-8",

@@ -12,30 +12,14 @@ from typer.testing import CliRunner
 
 from lit3r.cli import app
 
-from fakes.library import write_paper_pdf
+from fakes.library import write_two_collections
 
 runner = CliRunner()
 QUESTION = "What was the median surface velocity of the Aletsch glacier tongue?"
 
 
 def _library(tmp: Path) -> Path:
-    write_paper_pdf(tmp / "pdfs" / "glacier.pdf", "Draft", "anon", [
-        "We measure the surface flow of Alpine glaciers with satellite radar interferometry.",
-        "The median surface velocity of the Aletsch glacier tongue was 182 metres per year, a fifth faster than "
-        "stake measurements suggested."])  # fmt: skip
-    write_paper_pdf(tmp / "pdfs" / "glacier2.pdf", "Draft two", "anon", [
-        "We model the Aletsch glacier tongue with a flow law tuned to borehole data.",
-        "The modelled median surface velocity of the Aletsch glacier tongue was 150 metres per year."])  # fmt: skip
-    bib = tmp / "library.bib"
-    bib.write_text(
-        "@article{moraine2021radar, title = {Radar Interferometry of Alpine Glacier Flow},\n"
-        " author = {Moraine, Ines and Firn, Tomas}, journal = {Journal of Glaciology}, year = 2021,\n"
-        " doi = {10.1017/jog.2021.12}, groups = {Thesis}, file = {:pdfs/glacier.pdf:PDF}}\n"
-        "@article{serac2019model, title = {Modelling the Aletsch Glacier}, author = {Serac, Ana}, year = 2019,\n"
-        " groups = {Reading}, file = {:pdfs/glacier2.pdf:PDF}}\n",
-        encoding="utf-8",
-    )
-    return bib
+    return write_two_collections(tmp, doi="10.1017/jog.2021.12")
 
 
 def _run(home: Path, *args: str) -> str:
