@@ -6,6 +6,7 @@ never from another test module.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,11 @@ from fakes.qasper import qasper_paper, write_qasper
 __all__ = ["HashingEncoder", "qasper_paper", "shared", "write_qasper"]  # older tests import these from here
 
 SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+os.environ.setdefault("LIT3R_PRESET", "default")
+"""The CLI's reading commands read with the local model when it is installed and no preset is given; the tests
+(and the CLIs they start as subprocesses) keep the offline defaults on a machine that has it. The tests of that
+choice remove this variable."""
 
 
 def shared(*parts: str) -> Path:

@@ -78,11 +78,35 @@ class State:
 
 state = State()
 
+READING_COMMANDS = frozenset({"ask", "chat", "serve", "mcp", "demo"})
+"""The commands that answer a user's questions: given no preset, they read with the local model when it is
+installed (:func:`default_preset`). Evaluations, the claim check and the corpus commands keep the offline defaults
+unless told otherwise, so that what they measure does not depend on what happens to be installed."""
+
+
+def default_preset(command: str | None, settings: Settings) -> str | None:
+    """'auto' (the local reader, the offline reader its fallback) for a reading command when no chat model is
+    configured and the local runtime and its model are installed; None (the defaults) otherwise."""
+    if command not in READING_COMMANDS or settings.llm.provider != "none":
+        return None
+    from lit3r.llm.local_server import local_unavailable
+
+    return "auto" if local_unavailable(settings.llm.local) is None else None
+
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     home: Annotated[Path | None, typer.Option(help="Corpus home folder (default ./.lit3r, or LIT3R_HOME).")] = None,
-    preset: Annotated[str | None, typer.Option(help="Named preset (default, qasper) or a settings JSON file.")] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            envvar="LIT3R_PRESET",
+            help="Named preset (default, qasper, local, auto) or a settings JSON file. Without one, ask, chat, "
+            "serve, mcp and demo read with the local model when it is installed ('auto'); 'default' keeps them "
+            "offline.",
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug messages.")] = False,
 ) -> None:
     """lit3r: answers over scientific papers that trace every claim to a passage."""
@@ -92,6 +116,8 @@ def main(
     state.preset = preset
     try:
         state.settings = load_settings(preset, home=home)
+        if preset is None and (chosen := default_preset(ctx.invoked_subcommand, state.settings)):
+            state.settings = load_settings(chosen, home=home)
     except (ValueError, ValidationError) as exc:
         fail(f"invalid settings: {exc}")
 

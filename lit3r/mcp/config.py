@@ -39,14 +39,18 @@ def lit3r_executable() -> str:
     return str(Path(found).absolute())
 
 
+ARGUMENT_VARIABLES = ("LIT3R_HOME", "LIT3R_PRESET")
+"""Variables whose values the entry passes as arguments (``--home``, ``--preset``)."""
+
+
 def launch_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a host should start the server with: offline model libraries and the ``LIT3R_`` settings
-    set now, without secrets."""
+    set now, without secrets (the home and the preset travel as arguments)."""
     environ = os.environ if environ is None else environ
     settings = {
         k: v
         for k, v in sorted(environ.items())
-        if k.startswith("LIT3R_") and k != "LIT3R_HOME" and not any(w in k.upper() for w in SECRET_WORDS)
+        if k.startswith("LIT3R_") and k not in ARGUMENT_VARIABLES and not any(w in k.upper() for w in SECRET_WORDS)
     }
     return {**OFFLINE_ENV, **settings}
 

@@ -414,7 +414,7 @@ def load_settings(preset: str | None = None, **overrides: Any) -> Settings:
     values = deep_merge(values, EnvSettingsSource(Settings)())
     values = deep_merge(values, {k: v for k, v in overrides.items() if v is not None})
     settings = Settings(**values)
-    settings._presets = [preset] if preset else []
+    settings._presets = [preset] if preset and preset != "default" else []  # 'default' is the defaults
     return settings
 
 

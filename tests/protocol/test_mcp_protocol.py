@@ -38,7 +38,12 @@ from fakes.demo import DEMO_QUESTION
 from fakes.mcp_client import cited_answer
 
 LIT3R = str(Path(sys.executable).parent / "lit3r")
-OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": os.environ.get("PATH", "")}
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "LIT3R_PRESET": "default",  # offline even where the local model is installed
+    "PATH": os.environ.get("PATH", ""),
+}
 KEY = "test-key-1234"
 
 

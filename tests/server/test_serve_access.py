@@ -57,7 +57,7 @@ def test_refuses_to_listen_beyond_loopback_without_a_key(tmp_path) -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "LIT3R_PRESET": "default"},
     )
     assert done.returncode == 2
     assert "refusing to listen on '0.0.0.0' without an API key" in done.stderr
