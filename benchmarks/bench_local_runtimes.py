@@ -6,9 +6,17 @@ installed (``make install-local`` and ``make install-local-wheel``)::
     python benchmarks/bench_local_runtimes.py HOME --preset local --out bench-out/runtimes.jsonl
     python benchmarks/bench_local_runtimes.py HOME --score --out bench-out/runtimes.jsonl
 
+Settings of one runtime side by side instead (``--variant LABEL=JSON``, repeated: each label's settings are the
+preset's with the JSON's values merged in)::
+
+    python benchmarks/bench_local_runtimes.py HOME --preset auto --out bench-out/threads.jsonl \
+        --variant 'one-thread={"llm": {"local": {"n_threads": 1}}}' \
+        --variant 'two-threads={"llm": {"local": {"n_threads": 2}}}'
+
 One :class:`~lit3r.app.session.Session` per runtime is opened (one server each, loaded before the first
 question) and each question is asked of every runtime in turn, the order alternating from one question to the
-next, so both meet the same load on a shared machine. One JSON line per (runtime, question): the answer's text,
+next, so both meet the same load on a shared machine. One JSON line per (runtime or variant, question): the
+answer's text,
 its cited chunks, fallbacks, the wall seconds of the question, the reader's model calls (seconds, prompt and
 completion tokens), the prompt tokens the server evaluated and reused (from its log) and the 1-minute load
 average before. ``--score`` prints, per runtime, the median seconds per
@@ -79,21 +87,37 @@ def server_figures(log_text: str) -> dict[str, int]:
     }
 
 
+def variants(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The settings overrides of each label: ``--variant LABEL=JSON``, else one per ``--runtimes`` entry."""
+    if not args.variant:
+        return {runtime: {"llm": {"local": {"runtime": runtime}}} for runtime in args.runtimes}
+    out = {}
+    for spec in args.variant:
+        label, _, blob = spec.partition("=")
+        try:
+            out[label] = json.loads(blob)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"--variant {spec!r}: the part after '=' is not JSON: {exc}") from exc
+    return out
+
+
 def run(args: argparse.Namespace) -> None:
     from lit3r.app.session import Session
     from lit3r.settings import load_settings
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    labels = variants(args)
     with ExitStack() as stack:
         sessions = {}
-        for runtime in args.runtimes:
-            settings = load_settings(args.preset, home=args.home, llm={"local": {"runtime": runtime}})
+        for label, overrides in labels.items():
+            settings = load_settings(args.preset, home=args.home, **overrides)
             started = time.perf_counter()
-            sessions[runtime] = stack.enter_context(Session(settings))
-            print(f"{runtime}: server up in {time.perf_counter() - started:.1f} s", flush=True)
+            sessions[label] = stack.enter_context(Session(settings))
+            print(f"{label}: server up in {time.perf_counter() - started:.1f} s", flush=True)
+        order = list(labels)
         for number, question in enumerate(QUESTIONS[: args.limit]):
-            turn = number % len(args.runtimes)
-            for runtime in [*args.runtimes[turn:], *args.runtimes[:turn]]:
+            turn = number % len(order)
+            for runtime in [*order[turn:], *order[:turn]]:
                 load = os.getloadavg()[0]
                 log_path = args.home / LOG
                 log_start = log_path.stat().st_size if log_path.is_file() else 0
@@ -162,6 +186,9 @@ def main() -> None:
     parser.add_argument("home", type=Path)
     parser.add_argument("--preset", default="local")
     parser.add_argument("--runtimes", nargs="+", default=["gpt4all", "llama_cpp"])
+    parser.add_argument(
+        "--variant", action="append", help="LABEL=JSON settings merged into the preset (repeat; replaces --runtimes)"
+    )
     parser.add_argument("--limit", type=int, default=len(QUESTIONS))
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--score", action="store_true", help="summarise --out instead of running")

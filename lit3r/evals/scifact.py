@@ -90,7 +90,17 @@ def gold_setting_with(
         "deciding_sentence_in_gold": round(float(np.mean([bool(v.quotes) for v in verdicts])), 4) if right else None,
         "seconds_median": round(float(np.median(seconds)), 2) if seconds else None,
         "rows": [
-            {"claim": c.claim, "paper_id": c.paper_id, "gold": c.supports, "verdict": v.verdict, "right": r}
+            {
+                "claim": c.claim,
+                "paper_id": c.paper_id,
+                "gold": c.supports,
+                "verdict": v.verdict,
+                "right": r,
+                "confidence": round(float(v.confidence), 4),
+                "support": round(float(v.support), 4),
+                "by": v.by,
+                "reason": v.reason,
+            }  # fmt: skip
             for c, v, r in zip(claims, verdicts, right, strict=True)
         ],
     }
