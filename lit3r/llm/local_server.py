@@ -104,9 +104,41 @@ def free_port(host: str = HOST) -> int:
         return probe.getsockname()[1]
 
 
-def default_threads() -> int:
-    """One thread less than the cores, at least one: lit3r and other work keep a core without stalling llama.cpp."""
-    return max(1, (os.cpu_count() or 1) - 1)
+def busy_cores(window_s: float = 0.2) -> float | None:
+    """How many of the machine's cores are busy now: the non-idle share of CPU time over ``window_s``, from
+    ``/proc/stat``, times the cores; None where that cannot be read (not Linux)."""
+
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(x) for x in stat.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+        return fields[3] + fields[4], sum(fields)
+
+    try:
+        idle_before, total_before = sample()
+        time.sleep(window_s)
+        idle_after, total_after = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    elapsed = total_after - total_before
+    if elapsed <= 0:
+        return 0.0
+    return (1 - (idle_after - idle_before) / elapsed) * (os.cpu_count() or 1)
+
+
+def default_threads(cores: int | None = None, busy: float | None = None) -> int:
+    """The cores that are free when the model starts: the cores lit3r may run on, less those other work keeps
+    busy (:func:`busy_cores`), at least one. While lit3r waits for the model's reply it computes nothing, so on an
+    idle 2-core machine both cores read (a demo question in 27.6 s, where one thread took 52.2 s:
+    docs/BENCHMARKS.md); llama.cpp's threads wait for each other, so a thread that finds no free core stalls
+    them all (2 threads on 2 cores beside another busy process generated 0.35 tokens/s), hence the busy ones are
+    left out. ``llm.local.n_threads`` overrides it."""
+    if cores is None:
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except AttributeError:  # no affinity call (not Linux)
+            cores = os.cpu_count() or 1
+    busy = busy_cores() if busy is None else busy
+    return max(1, cores - round(busy or 0.0))
 
 
 def server_arguments(model: Path, port: int, alias: str, local: LocalSettings) -> list[str]:

@@ -39,8 +39,10 @@ class LocalSettings(BaseModel):
     n_threads: int | None = Field(
         default=None,
         ge=1,
-        description="CPU threads for prompt and generation. None: one less than the cores (at least 1): llama.cpp's "
-        "threads wait for each other, so one more thread than there are free cores makes it many times slower.",
+        description="CPU threads for prompt and generation. None: the cores free when the server starts (the cores "
+        "lit3r may run on, less those other work keeps busy then; lit3r computes nothing while it waits for the "
+        "reply): llama.cpp's threads wait for each other, so one more thread than there are free cores makes it "
+        "many times slower.",
     )
     chat_format: str | None = Field(
         default=None,

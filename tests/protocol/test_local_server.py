@@ -6,6 +6,7 @@ completions (or exits at once, or never listens); no llama-cpp-python is needed.
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -122,19 +123,35 @@ def test_without_llama_cpp_the_error_says_what_to_install(gguf, tmp_path, monkey
         LocalServer(gguf, tmp_path / "log").start()
 
 
-def test_server_arguments_leave_a_core_free_and_add_a_chat_format_only_when_set(gguf, monkeypatch) -> None:
-    monkeypatch.setattr(local_server.os, "cpu_count", lambda: 6)
+def test_server_arguments_use_the_free_cores_and_add_a_chat_format_only_when_set(gguf, monkeypatch) -> None:
+    monkeypatch.setattr(local_server.os, "sched_getaffinity", lambda _pid: set(range(6)))
+    monkeypatch.setattr(local_server, "busy_cores", lambda: 0.3)  # an idle machine: every core reads
     arguments = server_arguments(gguf, 8080, "m", LocalSettings())
-    assert arguments[arguments.index("--n_threads") + 1] == "5" and "--chat_format" not in arguments
-    monkeypatch.setattr(local_server.os, "cpu_count", lambda: 1)
+    assert arguments[arguments.index("--n_threads") + 1] == "6" and "--chat_format" not in arguments
+    assert arguments[arguments.index("--n_threads_batch") + 1] == "6"
+    monkeypatch.setattr(local_server, "busy_cores", lambda: 1.8)  # two cores busy with other work: left out
+    assert server_arguments(gguf, 8080, "m", LocalSettings())[arguments.index("--n_threads") + 1] == "4"
+    monkeypatch.setattr(local_server, "busy_cores", lambda: 7.0)  # every core busy: one thread still reads
     one = server_arguments(gguf, 8080, "m", LocalSettings())
     assert one[one.index("--n_threads") + 1] == "1"
+    set_by_hand = server_arguments(gguf, 8080, "m", LocalSettings(n_threads=3))
+    assert set_by_hand[set_by_hand.index("--n_threads") + 1] == "3"
     assert arguments[arguments.index("--n_ctx") + 1] == "8192"
     chatml = server_arguments(gguf, 8080, "m", LocalSettings(chat_format="chatml-function-calling"))
     assert chatml[-2:] == ["--chat_format", "chatml-function-calling"]
     assert "--cache" not in chatml
     cached = server_arguments(gguf, 8080, "m", LocalSettings(cache=True))
     assert cached[-2:] == ["--cache", "true"]  # llama.cpp's prompt cache (RAM): shared prefixes evaluated once
+
+
+def test_busy_cores_reads_the_share_of_cpu_time_not_idle(monkeypatch) -> None:
+    lines = iter(["cpu  100 0 100 800 0 0 0 0 0 0\n", "cpu  250 0 150 900 0 0 0 0 0 0\n"])  # 200 busy, 100 idle
+    monkeypatch.setattr(local_server, "open", lambda *_a, **_k: io.StringIO(next(lines)), raising=False)
+    monkeypatch.setattr(local_server.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(local_server.os, "cpu_count", lambda: 3)
+    assert local_server.busy_cores() == pytest.approx(2.0)  # two thirds of 3 cores
+    monkeypatch.setattr(local_server, "open", lambda *_a, **_k: io.StringIO("garbage"), raising=False)
+    assert local_server.busy_cores() is None
 
 
 # ---------------------------------------------------------------- the 'local' provider
