@@ -59,6 +59,7 @@ from lit3r.prompts.compact import (
     render_compact_repair,
     render_passages,
 )
+from lit3r.reading.assurance import assessed
 from lit3r.reading.llm_reader import QUOTE_CHARS, FallbackReader, choose_option, locate_quote
 from lit3r.reading.passages import Passage, select_passages
 from lit3r.reading.polarity import cue_spans
@@ -153,7 +154,9 @@ class _Reading:
 
 
 def _abstain(question: str, ranking: list[str]) -> Answer:
-    return Answer(question=question, text=ABSTENTION, sufficient=False, candidate_papers=ranking)
+    return Answer(
+        question=question, text=ABSTENTION, sufficient=False, candidate_papers=ranking, answers_question=False
+    )
 
 
 def _cited(text: str, markers: str) -> str:
@@ -286,6 +289,7 @@ class CompactReader:
     ) -> _Reading:
         """The answer a reply gives after the deterministic repairs, or the errors that need the repair call."""
         repairs: list[str] = []
+        shown = list({p.chunk.id: p.chunk for p in passages}.values())
         kind, text = reply.kind, " ".join(reply.answer.split())
         if kind in ("span", "sentence") and text.rstrip(".!").casefold() in ("yes", "no"):
             kind = text.rstrip(".!").casefold()  # type: ignore[assignment]
@@ -308,7 +312,7 @@ class CompactReader:
             if kind in ("span", "sentence") and names_nothing(question, text)
             else []
         )
-        answer = self.compose(question, kind, text, support, spec, letter, repairs)
+        answer = assessed(question, self.compose(question, kind, text, support, spec, letter, repairs), shown)
         return _Reading(answer.model_copy(update={"candidate_papers": ranking}), repairs=repairs, retry=retry)
 
     def locate(

@@ -27,12 +27,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form, question_parts
-from lit3r.answers.validate import MARKER, insufficient_answer
+from lit3r.answers.validate import insufficient_answer
 from lit3r.models import Answer, Chunk
+from lit3r.reading.assurance import MIN_COVERAGE, coverage, kind_supplied
 from lit3r.reading.conditions import contradicts_split
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, joined, render
-from lit3r.reading.scoring import lexical_scores, query_terms, states_quantity, subject_factors, terms
+from lit3r.reading.scoring import lexical_scores, query_terms, subject_factors, terms
 from lit3r.reading.selector import SelectorModel, kept_units, load_selector
 from lit3r.reading.tables import superlative_cell, with_cells
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
@@ -51,14 +52,6 @@ available as ``form="quantity"`` and ``form="span"``.
 
 Scorer = Callable[[str, list[str]], list[float]]
 """``scorer(question, texts) -> one score per text``, higher is better (e.g. ``Reranker.score``)."""
-
-MIN_COVERAGE = 0.25
-"""A free-form answer needs its best unit to hold at least this share of what the question is about (its terms,
-weighted by idf over the evidence units, a term the evidence never mentions weighing most); below it the
-evidence does not supply what is asked and the reader abstains. No calibration run is needed, so a fresh home
-abstains on a question its corpus is silent about. The level was measured on QASPER in paper
-(benchmarks/bench_reader_rules.py, "abstain on low coverage"; docs/BENCHMARKS.md): 0.25 is the lowest level
-measured, which abstains on a fifth of the questions, at a precision above the base rate of unanswerable ones."""
 
 REDUNDANCY = 0.8
 """Two sentences whose term sets have at least this Jaccard similarity are redundant."""
@@ -100,53 +93,6 @@ def body_first(scored: list[tuple[Candidate, float]], min_score: float) -> list[
     """
     body = [(c, s) for c, s in scored if c.chunk.type != "title_abstract"]
     return body if any(s > min_score for _, s in body) else scored
-
-
-GENRE_WORDS = (
-    "paper",
-    "papers",
-    "study",
-    "studies",
-    "studied",
-    "work",
-    "works",
-    "article",
-    "articles",
-    "author",
-    "authors",
-    "research",
-    "propose",
-    "proposed",
-    "proposes",
-)
-"""Words that name the kind of document asked about ("which paper studies ..."), not what it says: left out of
-:func:`coverage`, where a word no unit holds weighs most."""
-
-
-def coverage(question: str, scored: list[tuple[Candidate, float]]) -> float:
-    """The share of the question's terms (less :data:`GENRE_WORDS`), weighted by BM25 idf over the scored units, in
-    the best-scoring unit (1.0 for a question without terms; 0.0 without units)."""
-    query = query_terms(question) - set(terms([" ".join(GENRE_WORDS)])[0])
-    if not query:
-        return 1.0
-    if not scored:
-        return 0.0
-    unit_terms = [set(ts) & query for ts in terms([c.scoring_text for c, _ in scored])]
-    best = unit_terms[max(range(len(scored)), key=lambda i: (scored[i][1], -i))]
-    n = len(scored)
-    df = {t: sum(t in ts for ts in unit_terms) for t in query}
-    weight = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
-    return sum(w for t, w in weight.items() if t in best) / sum(weight.values())
-
-
-def kind_supplied(kind: AnswerForm, answer: Answer) -> bool:
-    """Whether the answer has what its form asks for: a verdict for a yes/no question, a quantity (in digits or in
-    words: "halves the rate") for a quantity question."""
-    if kind == "boolean":
-        return answer.option is not None
-    if kind == "quantity":
-        return states_quantity(MARKER.sub(" ", answer.text))
-    return True
 
 
 def about_subject(

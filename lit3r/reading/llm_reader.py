@@ -35,6 +35,7 @@ from lit3r.prompts.reader import (
     render_repair,
     render_synthesize,
 )
+from lit3r.reading.assurance import assessed
 from lit3r.reading.tables import quote_cell
 
 FallbackReader = Callable[[str, Sequence[Chunk], AnswerSpec], Answer]
@@ -258,7 +259,9 @@ def to_answer(
     first use, each with a verbatim quote (the matching fact's quote when the chunk holds it). The chosen option
     is given as its text, like the extractive reader gives it (its letter is the key of ``spec.options``)."""
     if not synthesis.sufficient:
-        return Answer(question=question, text=ABSTENTION, sufficient=False, candidate_papers=list(ranking))
+        return Answer(
+            question=question, text=ABSTENTION, sufficient=False, candidate_papers=list(ranking), answers_question=False
+        )
     numbers: dict[str, int] = {}
     for chunk_id in cited_ids(synthesis.answer):
         numbers.setdefault(chunk_id, len(numbers) + 1)
@@ -286,7 +289,7 @@ def to_answer(
     table = None
     if "table" in spec.types and synthesis.table:
         table = [row for row in (_table_columns(r, spec.columns) for r in synthesis.table) if row is not None]
-    return Answer(
+    answer = Answer(
         question=question,
         text=_MARKER.sub(renumber, synthesis.answer).strip(),
         citations=citations,
@@ -295,6 +298,7 @@ def to_answer(
         table=table,
         candidate_papers=list(ranking),
     )
+    return assessed(question, answer, list(chunks.values()))
 
 
 class LLMReader:

@@ -373,3 +373,16 @@ def test_a_quote_from_a_table_row_names_the_cell():
     [citation] = compact.run(question, [PAPER], [*CHUNKS, table]).answer.citations
     assert citation.chunk_id == table.id and citation.cell is not None
     assert (citation.cell.table, citation.cell.row, citation.cell.row_label) == ("Table 2", 2, "Fleiss' kappa")
+
+
+def test_the_local_answer_says_how_sure_it_is_as_the_offline_reader_does():
+    question = "How many dialogues does the corpus have?"
+    n = numbered(question)["p1::c0002"]
+    answered, _, _ = run([reply("span", "1,200 dialogues", (n, "The corpus has 1,200 dialogues"))], question)
+    assert answered.answer.answers_question is True  # a number for a quantity question, the question covered
+    assert 0.5 < answered.answer.confidence <= 1.0
+    worded = run([reply("sentence", "Three annotators rated every sentence.", (1, "Three annotators rated"))], question)
+    assert worded[0].answer.answers_question is False  # no quantity, and quotes about something else
+    assert worded[0].answer.confidence < answered.answer.confidence
+    abstained, _, _ = run([reply("unanswerable", "", (3, "Earlier systems used templates"))], "Which GPU?")
+    assert abstained.answer.answers_question is False and abstained.answer.confidence is None

@@ -126,3 +126,11 @@ def test_the_model_readers_citation_of_a_table_row_names_the_cell() -> None:
     )
     answer = to_answer("What recall does the dense encoder reach?", synthesis, {TABLE.id: TABLE}, AnswerSpec(), [])
     assert answer.citations[0].cell == TableCell(table="Table 1", row=2, row_label="Dense encoder")
+    # how sure: the quoted row covers the question (a quantity question answered with a number)
+    assert answer.answers_question is True and answer.confidence is not None and answer.confidence > 0.25
+
+
+def test_the_model_readers_abstention_answers_nothing() -> None:
+    synthesis = Synthesis(facts=[], answer="", sufficient=False)
+    answer = to_answer("What recall does the dense encoder reach?", synthesis, {TABLE.id: TABLE}, AnswerSpec(), [])
+    assert not answer.sufficient and answer.answers_question is False and answer.confidence is None

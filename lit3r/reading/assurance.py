@@ -1,0 +1,118 @@
+"""How sure an answer is, apart from "quotes checked": whether it supplies what the question asks, and how much of
+the question its evidence covers.
+
+Every reader states it the same way (``Answer.answers_question`` and ``Answer.confidence``): the offline reader
+from the units it scored, the LLM readers from the chunks they were shown and the quotes they cited
+(:func:`assessed`). A chosen verdict's probability, where a verdict model gives one, replaces the coverage as the
+confidence (:func:`lit3r.reading.extractive.verdict_answer`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from lit3r.answers.question import AnswerForm, answer_form
+from lit3r.answers.sentences import chunk_units
+from lit3r.answers.validate import MARKER
+from lit3r.models import Answer, Chunk
+from lit3r.reading.scoring import query_terms, states_quantity, terms
+
+if TYPE_CHECKING:
+    from lit3r.reading.quotes import Candidate
+
+MIN_COVERAGE = 0.25
+"""A free-form answer needs its best unit to hold at least this share of what the question is about (its terms,
+weighted by idf over the evidence units, a term the evidence never mentions weighing most); below it the
+evidence does not supply what is asked and the reader abstains. No calibration run is needed, so a fresh home
+abstains on a question its corpus is silent about. The level was measured on QASPER in paper
+(benchmarks/bench_reader_rules.py, "abstain on low coverage"; docs/BENCHMARKS.md): 0.25 is the lowest level
+measured, which abstains on a fifth of the questions, at a precision above the base rate of unanswerable ones."""
+
+GENRE_WORDS = (
+    "paper",
+    "papers",
+    "study",
+    "studies",
+    "studied",
+    "work",
+    "works",
+    "article",
+    "articles",
+    "author",
+    "authors",
+    "research",
+    "propose",
+    "proposed",
+    "proposes",
+)
+"""Words that name the kind of document asked about ("which paper studies ..."), not what it says: left out of
+:func:`coverage`, where a word no unit holds weighs most."""
+
+
+def covered_share(question: str, texts: Sequence[str], best: int) -> float:
+    """The share of the question's terms (less :data:`GENRE_WORDS`), weighted by BM25 idf over ``texts``, that
+    ``texts[best]`` holds (1.0 for a question without terms; 0.0 without texts)."""
+    query = query_terms(question) - set(terms([" ".join(GENRE_WORDS)])[0])
+    if not query:
+        return 1.0
+    if not texts:
+        return 0.0
+    unit_terms = [set(ts) & query for ts in terms(list(texts))]
+    n = len(texts)
+    df = {t: sum(t in ts for ts in unit_terms) for t in query}
+    weight = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+    return sum(w for t, w in weight.items() if t in unit_terms[best]) / sum(weight.values())
+
+
+def coverage(question: str, scored: list[tuple[Candidate, float]]) -> float:
+    """:func:`covered_share` of the best-scoring unit among the scored units (1.0 for a question without terms;
+    0.0 without units)."""
+    if not scored:
+        return covered_share(question, [], 0)
+    best = max(range(len(scored)), key=lambda i: (scored[i][1], -i))
+    return covered_share(question, [c.scoring_text for c, _ in scored], best)
+
+
+def kind_supplied(kind: AnswerForm, answer: Answer) -> bool:
+    """Whether the answer has what its form asks for: a verdict for a yes/no question, a quantity (in digits or in
+    words: "halves the rate") for a quantity question."""
+    if kind == "boolean":
+        return answer.option is not None
+    if kind == "quantity":
+        return states_quantity(MARKER.sub(" ", answer.text))
+    return True
+
+
+def quoted_text(quote: str, chunk: Chunk | None) -> str:
+    """A quote with what scores it in the offline reader too: the context of the chunk's units it overlaps (a
+    table row's caption and header)."""
+    start = chunk.text.find(quote) if chunk is not None else -1
+    if chunk is None or start < 0:
+        return quote
+    end = start + len(quote)
+    context = {u.context for u in chunk_units(chunk) if u.context and u.start < end and start < u.end}
+    return " ".join([quote, *sorted(context)])
+
+
+def assessed(question: str, answer: Answer, chunks: Sequence[Chunk]) -> Answer:
+    """``answer`` with how sure it is, for a reader that does not weigh units itself (the LLM readers):
+    ``confidence`` is the share of the question its cited quotes cover (with a table row's caption and header),
+    idf-weighted over the units of ``chunks`` (what the reader was shown; sentences and table rows with their
+    context, as the offline reader weighs them) and the quotes; ``answers_question`` is
+    whether it supplies what the question's form asks for (:func:`kind_supplied`) with the quotes covering at
+    least :data:`MIN_COVERAGE`. An abstention answers nothing. Values the reader set already are kept."""
+    if not answer.sufficient or not answer.citations:
+        return answer.model_copy(update={"answers_question": False})
+    by_id = {chunk.id: chunk for chunk in chunks}
+    quoted = " ".join(quoted_text(c.quote, by_id.get(c.chunk_id)) for c in answer.citations)
+    evidence = [" ".join([c.text[u.start : u.end], u.context]) for c in by_id.values() for u in chunk_units(c)]
+    covered = covered_share(question, [*evidence, quoted], len(evidence))
+    supplies = kind_supplied(answer_form(question), answer) and covered >= MIN_COVERAGE
+    return answer.model_copy(
+        update={
+            "confidence": answer.confidence if answer.confidence is not None else round(covered, 4),
+            "answers_question": answer.answers_question if answer.answers_question is not None else supplies,
+        }
+    )
