@@ -100,9 +100,9 @@ def assessed(question: str, answer: Answer, chunks: Sequence[Chunk]) -> Answer:
     """``answer`` with how sure it is, for a reader that does not weigh units itself (the LLM readers):
     ``confidence`` is the share of the question its cited quotes cover (with a table row's caption and header),
     idf-weighted over the units of ``chunks`` (what the reader was shown; sentences and table rows with their
-    context, as the offline reader weighs them) and the quotes; ``answers_question`` is
-    whether it supplies what the question's form asks for (:func:`kind_supplied`) with the quotes covering at
-    least :data:`MIN_COVERAGE`. An abstention answers nothing. Values the reader set already are kept."""
+    context, as the offline reader weighs them) and the quotes; ``answers_question`` is whether it supplies what
+    the question's form asks for (:func:`kind_supplied`) with the quotes covering at least :data:`MIN_COVERAGE`.
+    An abstention answers nothing. Values the reader set already are kept."""
     if not answer.sufficient or not answer.citations:
         return answer.model_copy(update={"answers_question": False})
     by_id = {chunk.id: chunk for chunk in chunks}
