@@ -48,6 +48,7 @@ from lit3r.settings import Settings, load_settings
 PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 GENERATION = re.compile(r"\beval time =\s*([\d.]+) ms /\s*(\d+) runs")
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit")
+WHEEL_CALL = re.compile(r"call \d+: (\d+) prompt \((\d+) reused\) \+ (\d+) completion tokens in ([\d.]+) s")
 
 
 def sample(data: Path, settings: Settings, every: int, offset: int) -> list[QasperQuestion]:
@@ -66,15 +67,23 @@ def eval_settings(preset: str, home: Path, data: Path) -> Settings:
 
 
 def llama_timings(log_text: str) -> dict[str, float]:
-    """llama.cpp's own figures in a stretch of its log: prompt tokens evaluated and reused, milliseconds."""
+    """The server's own figures in a stretch of its log: prompt tokens evaluated and reused, milliseconds.
+
+    llama.cpp's server splits prompt evaluation from generation; lit3r's wheel server logs one line a call
+    (``call N: P prompt (R reused) + C completion tokens in S s``), read here as the tokens and the call's whole
+    time (``server_ms``), with no split (``prompt_ms`` and ``generation_ms`` stay 0, the rates unknown)."""
     prompt = [(float(ms), int(n)) for ms, n in PROMPT_EVAL.findall(log_text)]
     generated = [(float(ms), int(n)) for ms, n in GENERATION.findall(log_text)]
+    wheel = [] if prompt else WHEEL_CALL.findall(log_text)
     return {
         "prompt_ms": round(sum(ms for ms, _ in prompt), 1),
-        "prompt_tokens_evaluated": sum(n for _, n in prompt),
-        "prefix_tokens_reused": sum(int(n) for n in PREFIX_HIT.findall(log_text)),
+        "prompt_tokens_evaluated": sum(n for _, n in prompt) + sum(int(p) - int(r) for p, r, _, _ in wheel),
+        "prefix_tokens_reused": sum(int(n) for n in PREFIX_HIT.findall(log_text)) + sum(int(r) for _, r, _, _ in wheel),
         "generation_ms": round(sum(ms for ms, _ in generated), 1),
-        "generated_tokens": sum(n for _, n in generated),
+        "generated_tokens": sum(n for _, n in generated) + sum(int(c) for _, _, c, _ in wheel),
+        "server_ms": round(
+            sum(ms for ms, _ in prompt) + sum(ms for ms, _ in generated) + sum(float(t) * 1000 for *_, t in wheel), 1
+        ),
     }
 
 
@@ -230,7 +239,7 @@ def score(args: argparse.Namespace) -> None:
         "tokens_median": median(tokens),
         "wall_s_median": median([r["wall_s"] for r in answered]),
         "wall_s_max": max((r["wall_s"] for r in answered), default=None),
-        "llama_s_median": median([(t["prompt_ms"] + t["generation_ms"]) / 1000 for t in llama]),
+        "llama_s_median": median([t.get("server_ms", t["prompt_ms"] + t["generation_ms"]) / 1000 for t in llama]),
         "prompt_tokens_evaluated_median": median([t["prompt_tokens_evaluated"] for t in llama]),
         "prefix_tokens_reused_median": median([t["prefix_tokens_reused"] for t in llama]),
         "prompt_tok_per_s": _rate(llama, "prompt_tokens_evaluated", "prompt_ms"),
