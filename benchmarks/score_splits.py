@@ -35,10 +35,10 @@ SCHOLARQABENCH = QASPER.parents[1] / "scholarqabench" / "pubmed_test.jsonl"
 def qasper(predictions: list[Path], data: Path) -> dict:
     gold = qasper_score.load_gold(data)
     unanswerable = {q for q, refs in qasper_score.gold_references(gold).items() if all(r.type == "none" for r in refs)}
+    halves = [{p: r for p, r in gold.items() if half(p) == h} for h in (0, 1)]
     report = {}
     for path in predictions:
         predicted = qasper_score.read_predictions(path)
-        halves = [{p: r for p, r in gold.items() if half(p) == h} for h in (0, 1)]
         abstained = {q for q, row in predicted.items() if row["predicted_answer"] == qasper_score.UNANSWERABLE}
         hits = len(abstained & unanswerable)
         precision = hits / len(abstained) if abstained else 0.0

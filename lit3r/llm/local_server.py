@@ -126,19 +126,20 @@ def busy_cores(window_s: float = 0.2) -> float | None:
 
 
 def default_threads(cores: int | None = None, busy: float | None = None) -> int:
-    """The cores that are free when the model starts: the cores lit3r may run on, less those other work keeps
-    busy (:func:`busy_cores`), at least one. While lit3r waits for the model's reply it computes nothing, so on an
-    idle 2-core machine both cores read (a demo question in 27.6 s, where one thread took 52.2 s:
-    docs/BENCHMARKS.md); llama.cpp's threads wait for each other, so a thread that finds no free core stalls
-    them all (2 threads on 2 cores beside another busy process generated 0.35 tokens/s), hence the busy ones are
-    left out. ``llm.local.n_threads`` overrides it."""
+    """The cores that are free when the model starts: of the machine's cores less those other work keeps busy
+    (:func:`busy_cores`, counted over the whole machine), at most the cores lit3r may run on, at least one. While
+    lit3r waits for the model's reply it computes nothing, so on an idle 2-core machine both cores read (a demo
+    question in 27.6 s, where one thread took 52.2 s: docs/BENCHMARKS.md); llama.cpp's threads wait for each
+    other, so a thread that finds no free core stalls them all (2 threads on 2 cores beside another busy process
+    generated 0.35 tokens/s), hence the busy ones are left out. ``llm.local.n_threads`` overrides it."""
     if cores is None:
         try:
             cores = len(os.sched_getaffinity(0))
         except AttributeError:  # no affinity call (not Linux)
             cores = os.cpu_count() or 1
     busy = busy_cores() if busy is None else busy
-    return max(1, cores - round(busy or 0.0))
+    free = (os.cpu_count() or cores) - round(busy or 0.0)
+    return max(1, min(cores, free))
 
 
 def server_arguments(model: Path, port: int, alias: str, local: LocalSettings) -> list[str]:

@@ -9,12 +9,13 @@ confidence (:func:`lit3r.reading.extractive.verdict_answer`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lit3r.answers.question import AnswerForm, answer_form
-from lit3r.answers.sentences import chunk_units
+from lit3r.answers.sentences import Unit, chunk_units
 from lit3r.answers.validate import MARKER
 from lit3r.models import Answer, Chunk
 from lit3r.reading.scoring import query_terms, states_quantity, terms
@@ -51,10 +52,16 @@ GENRE_WORDS = (
 :func:`coverage`, where a word no unit holds weighs most."""
 
 
+@functools.cache
+def _genre_terms() -> frozenset[str]:
+    """:data:`GENRE_WORDS` as the index's terms (stemmed once)."""
+    return frozenset(terms([" ".join(GENRE_WORDS)])[0])
+
+
 def covered_share(question: str, texts: Sequence[str], best: int) -> float:
     """The share of the question's terms (less :data:`GENRE_WORDS`), weighted by BM25 idf over ``texts``, that
     ``texts[best]`` holds (1.0 for a question without terms; 0.0 without texts)."""
-    query = query_terms(question) - set(terms([" ".join(GENRE_WORDS)])[0])
+    query = query_terms(question) - _genre_terms()
     if not query:
         return 1.0
     if not texts:
@@ -85,15 +92,14 @@ def kind_supplied(kind: AnswerForm, answer: Answer) -> bool:
     return True
 
 
-def quoted_text(quote: str, chunk: Chunk | None) -> str:
-    """A quote with what scores it in the offline reader too: the context of the chunk's units it overlaps (a
+def quoted_text(quote: str, chunk: Chunk | None, units: Sequence[Unit] = ()) -> str:
+    """A quote with what scores it in the offline reader too: the context of the chunk's ``units`` it overlaps (a
     table row's caption and header)."""
     start = chunk.text.find(quote) if chunk is not None else -1
-    if chunk is None or start < 0:
+    if start < 0:
         return quote
     end = start + len(quote)
-    context = {u.context for u in chunk_units(chunk) if u.context and u.start < end and start < u.end}
-    return " ".join([quote, *sorted(context)])
+    return " ".join([quote, *sorted({u.context for u in units if u.context and u.start < end and start < u.end})])
 
 
 def assessed(question: str, answer: Answer, chunks: Sequence[Chunk]) -> Answer:
@@ -106,8 +112,9 @@ def assessed(question: str, answer: Answer, chunks: Sequence[Chunk]) -> Answer:
     if not answer.sufficient or not answer.citations:
         return answer.model_copy(update={"answers_question": False})
     by_id = {chunk.id: chunk for chunk in chunks}
-    quoted = " ".join(quoted_text(c.quote, by_id.get(c.chunk_id)) for c in answer.citations)
-    evidence = [" ".join([c.text[u.start : u.end], u.context]) for c in by_id.values() for u in chunk_units(c)]
+    units = {chunk_id: chunk_units(chunk) for chunk_id, chunk in by_id.items()}
+    quoted = " ".join(quoted_text(c.quote, by_id.get(c.chunk_id), units.get(c.chunk_id, ())) for c in answer.citations)
+    evidence = [f"{by_id[i].text[u.start : u.end]} {u.context}" for i, found in units.items() for u in found]
     covered = covered_share(question, [*evidence, quoted], len(evidence))
     supplies = kind_supplied(answer_form(question), answer) and covered >= MIN_COVERAGE
     return answer.model_copy(

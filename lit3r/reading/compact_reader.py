@@ -289,7 +289,6 @@ class CompactReader:
     ) -> _Reading:
         """The answer a reply gives after the deterministic repairs, or the errors that need the repair call."""
         repairs: list[str] = []
-        shown = list({p.chunk.id: p.chunk for p in passages}.values())
         kind, text = reply.kind, " ".join(reply.answer.split())
         if kind in ("span", "sentence") and text.rstrip(".!").casefold() in ("yes", "no"):
             kind = text.rstrip(".!").casefold()  # type: ignore[assignment]
@@ -312,6 +311,7 @@ class CompactReader:
             if kind in ("span", "sentence") and names_nothing(question, text)
             else []
         )
+        shown = list({p.chunk.id: p.chunk for p in passages}.values())
         answer = assessed(question, self.compose(question, kind, text, support, spec, letter, repairs), shown)
         return _Reading(answer.model_copy(update={"candidate_papers": ranking}), repairs=repairs, retry=retry)
 

@@ -125,6 +125,7 @@ def test_without_llama_cpp_the_error_says_what_to_install(gguf, tmp_path, monkey
 
 def test_server_arguments_use_the_free_cores_and_add_a_chat_format_only_when_set(gguf, monkeypatch) -> None:
     monkeypatch.setattr(local_server.os, "sched_getaffinity", lambda _pid: set(range(6)))
+    monkeypatch.setattr(local_server.os, "cpu_count", lambda: 6)
     monkeypatch.setattr(local_server, "busy_cores", lambda: 0.3)  # an idle machine: every core reads
     arguments = server_arguments(gguf, 8080, "m", LocalSettings())
     assert arguments[arguments.index("--n_threads") + 1] == "6" and "--chat_format" not in arguments
@@ -134,6 +135,11 @@ def test_server_arguments_use_the_free_cores_and_add_a_chat_format_only_when_set
     monkeypatch.setattr(local_server, "busy_cores", lambda: 7.0)  # every core busy: one thread still reads
     one = server_arguments(gguf, 8080, "m", LocalSettings())
     assert one[one.index("--n_threads") + 1] == "1"
+    monkeypatch.setattr(local_server.os, "cpu_count", lambda: 16)  # lit3r may run on 6 of 16 cores
+    monkeypatch.setattr(local_server, "busy_cores", lambda: 8.0)  # other work on 8 of them: 8 free, 6 usable
+    assert local_server.default_threads() == 6
+    monkeypatch.setattr(local_server, "busy_cores", lambda: 12.0)  # 4 free on the machine
+    assert local_server.default_threads() == 4
     set_by_hand = server_arguments(gguf, 8080, "m", LocalSettings(n_threads=3))
     assert set_by_hand[set_by_hand.index("--n_threads") + 1] == "3"
     assert arguments[arguments.index("--n_ctx") + 1] == "8192"

@@ -37,7 +37,8 @@ def test_reading_commands_choose_the_local_reader_only_where_it_is_installed(mon
 
 def test_the_cli_loads_the_auto_preset_for_ask_and_keeps_eval_and_named_presets(installed, tmp_path) -> None:
     home = str(tmp_path / "home")
-    runner.invoke(app, ["--home", home, "ask", "What is BM25?"])  # no corpus: the command fails after the callback
+    result = runner.invoke(app, ["--home", home, "ask", "What is BM25?"])  # no corpus: fails before any model
+    assert result.exit_code == 1 and "no lit3r home" in result.output
     assert state.settings.presets == ["auto"] and state.settings.llm.provider == "auto"
     assert state.settings.llm.reader == "compact"
     runner.invoke(app, ["--home", home, "eval", "qasper", str(tmp_path / "missing.json")])
