@@ -15,7 +15,8 @@ prompt tokens evaluated, prefix tokens reused from its cache, milliseconds of pr
 and the 1-minute load average before and after. A question already in the file is skipped, so a run that died
 resumes where it stopped.
 
-``score`` reads the file and prints the official QASPER Answer F1 (overall, by type and on each half of the papers,
+``score`` (``--baseline P.jsonl``: also the Answer F1 of another reader's ``eval qasper --predictions`` on the same
+questions) reads the file and prints the official QASPER Answer F1 (overall, by type and on each half of the papers,
 ``by_paper_half``) and Evidence F1, the predicted answers derived again from the stored answers with the current
 rule (:func:`lit3r.evals.answers.answer_text`, so a file written before a rule changed scores by the new one),
 abstention precision and recall on unanswerable questions (every annotator says so, as the project's
@@ -41,7 +42,7 @@ from bench_reader_rules import half
 
 from lit3r.evals.answers import CachedPapers, answer_text, gold_subset, to_prediction
 from lit3r.evals.qasper import QasperQuestion, load_questions
-from lit3r.evals.qasper_score import UNANSWERABLE, load_gold, score_predictions
+from lit3r.evals.qasper_score import UNANSWERABLE, load_gold, read_predictions, score_predictions
 from lit3r.models import Answer
 from lit3r.settings import Settings, load_settings
 
@@ -246,6 +247,17 @@ def score(args: argparse.Namespace) -> None:
         "generation_tok_per_s": _rate(llama, "generated_tokens", "generation_ms"),
         "load_median": median([r["load_before"] for r in rows]),
     }
+    if args.baseline:  # another reader's predictions (``lit3r eval qasper --predictions``) on the same questions
+        baseline = read_predictions(args.baseline)
+        missing = sorted({r["question_id"] for r in rows} - set(baseline))
+        if missing:
+            raise SystemExit(
+                f"--baseline {args.baseline}: no prediction for {len(missing)} questions, e.g. {missing[0]}"
+            )
+        report["baseline"] = {
+            "predictions": str(args.baseline),
+            "answer_f1": score_predictions(gold, baseline)["answer_f1"],
+        }
     if args.grounding:
         report.update(citations(args, answered))
     text = json.dumps(report, indent=1)
@@ -296,6 +308,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="at most this many questions of the sample")
     parser.add_argument("--open-domain", action="store_true", help="search the whole corpus, not the paper")
     parser.add_argument("--grounding", action="store_true", help="score: ALCE citation metrics, LLM judge")
+    parser.add_argument(
+        "--baseline", type=Path, help="score: Answer F1 of these predictions (eval qasper --predictions) beside"
+    )
     parser.add_argument("--json", type=Path, help="score: write the report here too")
     args = parser.parse_args(argv)
     if not args.data.is_file():

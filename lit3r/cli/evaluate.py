@@ -585,6 +585,10 @@ def scifact(
                     lambda: stance_judge(session, TraceRecorder()), chosen, lambda: bar.advance(task)
                 )
             report["gold_llm"]["every"] = every
+            if "gold" in report:
+                report["gold_llm"]["offline_on_these"] = evaluation.beside_offline(
+                    report["gold"], report["gold_llm"], every
+                )
         if setting in ("open", "both"):
             with Progress(console=err, transient=True) as bar:
                 task = bar.add_task("claims", total=len(chosen))

@@ -58,6 +58,7 @@ def gold_setting(claims: Sequence[LabelledClaim], folds: int = 5) -> dict:
     return {
         "claims": len(claims),
         "folds": folds,
+        "right": right,
         "accuracy": round(float(np.mean(right)), 4),
         "verdicts": dict(Counter(v.verdict for v in verdicts)),
         "deciding_sentence_in_gold": round(float(np.mean([bool(v.quotes) for v in verdicts])), 4),
@@ -103,6 +104,24 @@ def gold_setting_with(
             }  # fmt: skip
             for c, v, r in zip(claims, verdicts, right, strict=True)
         ],
+    }
+
+
+def beside_offline(gold: dict, judged: dict, every: int) -> dict:
+    """The held-out offline verdict (``gold``, :func:`gold_setting` over all claims) on the claims the LLM judged
+    (``judged``, every ``every``-th claim): its accuracy there, and on how many claims both, only one, or neither
+    is right (what an ensemble of the two could gain)."""
+    offline = gold["right"][::every]
+    llm = [row["right"] for row in judged["rows"]]
+    if len(offline) != len(llm):
+        raise ValueError(f"the LLM judged {len(llm)} claims; one in {every} of the offline run is {len(offline)}")
+    pairs = list(zip(offline, llm, strict=True))
+    return {
+        "accuracy": round(float(np.mean(offline)), 4) if offline else None,
+        "both_right": sum(o and m for o, m in pairs),
+        "only_llm_right": sum(m and not o for o, m in pairs),
+        "only_offline_right": sum(o and not m for o, m in pairs),
+        "neither": sum(not o and not m for o, m in pairs),
     }
 
 
@@ -159,6 +178,12 @@ def report_lines(report: dict) -> list[str]:
             f"gold abstract, LLM verdict ({judged['claims']} claims, every {judged.get('every', 1)}): accuracy "
             f"{judged['accuracy']}; verdicts {judged['verdicts']}; median {judged['seconds_median']} s a claim"
         )
+        if beside := judged.get("offline_on_these"):
+            lines.append(
+                f"  the offline verdict on the same claims: accuracy {beside['accuracy']}; both right "
+                f"{beside['both_right']}, only the LLM {beside['only_llm_right']}, only offline "
+                f"{beside['only_offline_right']}, neither {beside['neither']}"
+            )
     if opened := report.get("open"):
         lines.append(
             f"open ({opened['claims']} claims over the {report.get('papers', '?')} abstracts): gold among papers "

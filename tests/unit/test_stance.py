@@ -151,6 +151,18 @@ def test_the_gold_setting_with_a_judge_scores_each_claim_against_its_abstract() 
     assert gold_setting_with(lambda: Says("contradicts"), claims)["accuracy"] == 0.0
 
 
+def test_the_llm_verdict_is_reported_beside_the_offline_one_on_the_same_claims() -> None:
+    from lit3r.evals.scifact import beside_offline
+
+    offline = {"right": [True, False, True, True, False, False, True]}  # held out, every claim
+    judged = {"rows": [{"right": r} for r in (True, False, False, True)]}  # every 2nd claim: 0, 2, 4, 6
+    assert beside_offline(offline, judged, 2) == {  # offline there: right, right, wrong, right
+        "accuracy": 0.75, "both_right": 2, "only_llm_right": 0, "only_offline_right": 1, "neither": 1,
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="one in 3 of the offline run is 3"):
+        beside_offline(offline, judged, 3)
+
+
 def test_the_checks_llm_judge_records_its_calls_in_the_checks_trace() -> None:
     from types import SimpleNamespace
 
