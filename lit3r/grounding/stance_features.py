@@ -6,7 +6,9 @@ Every feature is computed from the words alone (no model, no download), so the v
   the sentence holds, and how much of it the whole paper holds;
 * negation: a claim and a sentence disagreeing on "not / no / never / fails to / does not ...";
 * direction: the claim says "increases / higher / promotes" where the sentence says "decreases / lower /
-  inhibits" (or the reverse), the claim's own direction word missing from the sentence;
+  inhibits" (or the reverse), the claim's own direction word missing from the sentence. A negation flips the
+  direction word right after it: "does not reduce" disagrees with "falls" and agrees with "did not fall"
+  (:func:`_polarity`); the direction words are matched with their inflections ("lowers", "lowered");
 * hedging: "may / might / suggest / possibly" in the claim or the sentence;
 * numbers: a number of the claim that the paper never states, or a sentence stating numbers but not all of the
   claim's, or another number after the same word ('to 6%' against the claim's 'to 2%');
@@ -62,6 +64,20 @@ DOWN = frozenset(
     limit limits limited fall falls fell drop drops dropped halve halves halved shrink shrinks repress represses
     repressed deplete depletes depleted harmful harm inferior""".split()
 )
+
+
+def inflected(lexicon: frozenset[str]) -> frozenset[str]:
+    """``lexicon`` with each word's regular inflections ("lower" -> "lowers", "lowered", "lowering"), so a
+    direction word is found in any of its forms; irregular ones ("rose", "fell") are listed in the lexicon."""
+    forms = set(lexicon)
+    for word in lexicon:
+        stem = word[:-1] if word.endswith("e") else word
+        forms.update({word + "s", stem + "ed", stem + "ing"})
+    return frozenset(forms)
+
+
+UP_FORMS = inflected(UP)
+DOWN_FORMS = inflected(DOWN)
 
 FEATURES = (
     "coverage",
@@ -126,9 +142,26 @@ def _negated(tokens: Sequence[str]) -> bool:
 
 def _direction(tokens: Sequence[str]) -> int:
     """+1 when the words say 'more', -1 when they say 'less', 0 when neither or both equally."""
-    up = sum(t in UP for t in tokens)
-    down = sum(t in DOWN for t in tokens)
+    up = sum(t in UP_FORMS for t in tokens)
+    down = sum(t in DOWN_FORMS for t in tokens)
     return (up > down) - (down > up)
+
+
+NEGATION_SCOPE = 2
+"""A negation flips a direction word it comes at most this many words before ("did not significantly reduce");
+further away it negates something else ("mice lacking the gene showed reduced ...")."""
+
+
+def _polarity(tokens: Sequence[str]) -> int:
+    """The direction the words assert, each direction word flipped by a negation just before it (within
+    :data:`NEGATION_SCOPE`): "reduces" -1, "does not reduce" +1 (it denies the decrease), "no increase" -1."""
+    total = 0
+    for i, token in enumerate(tokens):
+        sign = (token in UP_FORMS) - (token in DOWN_FORMS)
+        if sign and any(_negated([t]) for t in tokens[max(0, i - NEGATION_SCOPE) : i]):
+            sign = -sign
+        total += sign
+    return (total > 0) - (total < 0)
 
 
 def _weight(word: str) -> float:
@@ -148,6 +181,8 @@ class Text:
     negated: bool
     hedged: bool
     direction: int
+    polarity: int
+    """The direction with the negations that govern it applied (:func:`_polarity`)."""
 
     @classmethod
     def of(cls, text: str) -> Text:
@@ -162,6 +197,7 @@ class Text:
             negated=_negated(tokens),
             hedged=any(t in HEDGES for t in tokens),
             direction=_direction(tokens),
+            polarity=_polarity(tokens),
         )
 
 
@@ -177,11 +213,11 @@ def pair_features(
     stems = claim.stems
     coverage = len(stems & sentence.stems) / len(stems) if stems else 0.0
     pairs = len(claim.pairs & sentence.pairs) / len(claim.pairs) if claim.pairs else coverage
-    claim_dir_words = {t for t in claim.tokens if t in UP or t in DOWN}
+    claim_dir_words = {t for t in claim.tokens if t in UP_FORMS or t in DOWN_FORMS}
     sentence_tokens = set(sentence.tokens)
     direction_missing = bool(claim_dir_words) and not (claim_dir_words & sentence_tokens)
-    conflict = claim.direction * sentence.direction < 0
-    agree = claim.direction * sentence.direction > 0
+    conflict = claim.polarity * sentence.polarity < 0
+    agree = claim.polarity * sentence.polarity > 0
     unstated = bool(claim.numbers - paper_numbers)
     other = (bool(claim.numbers) and bool(sentence.numbers) and not claim.numbers <= sentence.numbers) or renumbered(
         claim, sentence

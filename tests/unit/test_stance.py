@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -51,6 +52,44 @@ def test_a_negated_claim_is_contradicted(judge) -> None:
 def test_the_opposite_direction_is_contradicted(judge) -> None:
     verdict = judge.judge("Evidence verification increases the share of answers with unsupported claims.", [RESULTS])
     assert verdict.verdict == "contradicts"
+
+
+def test_a_negation_flips_the_direction_word_it_governs_and_inflections_count() -> None:
+    from lit3r.grounding.stance_features import Text
+
+    assert Text.of("Verification reduces errors.").polarity == -1
+    assert Text.of("Verification does not reduce errors.").polarity == 1  # denies the decrease
+    assert Text.of("Verification did not significantly reduce errors.").polarity == 1
+    assert Text.of("Mice lacking the gene showed reduced growth.").polarity == -1  # the negation is elsewhere
+    assert Text.of("Reranking lowers recall.").polarity == -1 and Text.of("Recall rises.").polarity == 1
+    assert Text.of("Reranking lowered recall.").direction == -1 and Text.of("It is lowering it.").direction == -1
+
+
+DEMO = Path(__file__).resolve().parents[2] / "lit3r" / "demo" / "papers"
+
+
+def demo_sections(name: str) -> list[Passage]:
+    """A demo paper's sections as passages (as the claim check is given a paper's retrieved chunks)."""
+    body = (DEMO / f"{name}.md").read_text(encoding="utf-8").split("---", 2)[2]
+    return [Passage(f"{name}::s{i}", part.strip()) for i, part in enumerate(body.split("\n## ")) if part.strip()]
+
+
+@pytest.mark.parametrize(
+    ("claim", "paper", "verdict"),
+    [
+        ("Reranking with a cross-encoder does not improve recall at 10.", "demo-cross-encoder-rerank", "contradicts"),
+        ("Reranking with a cross-encoder raises recall at 10.", "demo-cross-encoder-rerank", "supports"),
+        ("Adding the section-title field to BM25 does not improve recall.", "demo-sparse-retrieval", "contradicts"),
+        ("Adding the section-title field to BM25 improves recall.", "demo-sparse-retrieval", "supports"),
+    ],
+)
+def test_negated_claims_about_a_demo_paper_are_contradicted_and_the_plain_ones_supported(
+    judge, claim, paper, verdict
+) -> None:
+    passages = demo_sections(paper)
+    found = judge.judge(claim, passages)
+    assert found.verdict == verdict, found.reason
+    assert found.quotes and all(any(q.quote in p.text for p in passages) for q in found.quotes)
 
 
 def test_a_number_that_differs_from_the_papers_is_contradicted(judge) -> None:
