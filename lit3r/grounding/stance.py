@@ -12,7 +12,10 @@ deciding ones, and two logistic models (a JSON file shipped in the package, :dat
   mismatch, opposite direction, numbers the paper never states, hedges, overstatement).
 
 Each deciding sentence gets a role from its own P(supports); a paper whose deciding sentences pull both ways with
-conviction is *mixed*. Every quote is a sentence cut from its passage's text, so it stands in its chunk verbatim.
+conviction is *mixed*. Where the claim asserts a change and a deciding sentence states one, the sentences'
+directions pull instead (:func:`direction_pull`: agreeing or conflicting, negations applied): a sentence on the
+claim's topic that states no change does not make the paper mixed. Every quote is a sentence cut from its
+passage's text, so it stands in its chunk verbatim.
 The LLM verdict (:mod:`lit3r.grounding.stance_llm`) returns the same :class:`PaperVerdict`.
 """
 
@@ -215,8 +218,11 @@ class OfflineStance:
         if relevance < self.model.relevance_threshold:
             reason = f"P(addressed)={relevance:.2f} below {self.model.relevance_threshold:.2f}"
             return PaperVerdict("not_addressed", 1.0 - relevance, [], relevance, support, reason)
-        quotes = [self._quote(s) for s in scored[:DECIDING] if s.relevance >= 0.5 * scored[0].relevance]
-        pulls = {q.role for q in quotes if abs(q.score - 0.5) >= MIXED_MARGIN}
+        deciding = [s for s in scored[:DECIDING] if s.relevance >= 0.5 * scored[0].relevance]
+        quotes = [self._quote(s) for s in deciding]
+        pulls = {pull for pull in map(direction_pull, deciding) if pull} or {
+            q.role for q in quotes if abs(q.score - 0.5) >= MIXED_MARGIN
+        }
         if len(pulls) == 2:
             verdict: Verdict = "mixed"
             confidence = relevance * (1.0 - abs(support - 0.5))
@@ -239,11 +245,23 @@ class OfflineStance:
 
 def against(features: Sequence[float]) -> bool:
     """A sentence close to the claim (:data:`CLOSE`) that negates it, reverses its direction or states other
-    numbers than the claim's."""
+    numbers than the claim's. Where the two agree on the direction they assert (negations applied to the
+    direction words they govern), a negation elsewhere in the sentence ("without further rounds, halves the
+    rate") is not a denial of the claim."""
     f = dict(zip(FEATURES, features, strict=True))
     if f["rare_coverage"] < CLOSE or f["pair_coverage"] < CLOSE_PAIRS:
         return False
-    return bool(f["negation_mismatch"] or f["direction_conflict"] or f["number_other"] or f["number_unstated"])
+    negates = f["negation_mismatch"] and not f["direction_agree"]
+    return bool(negates or f["direction_conflict"] or f["number_other"] or f["number_unstated"])
+
+
+def direction_pull(sentence: Scored) -> Role | None:
+    """The way a sentence stating a direction that meets the claim's pulls (negations applied to the direction
+    words they govern): "supports" when they agree, "contradicts" when they conflict; None when it states none.
+    Where some deciding sentence states one, the verdict is mixed only if such sentences pull both ways: one that
+    touches the claim's topic but not its change does not make it mixed."""
+    f = dict(zip(FEATURES, sentence.features, strict=True))
+    return "contradicts" if f["direction_conflict"] else "supports" if f["direction_agree"] else None
 
 
 def hedged_only(features: Sequence[float]) -> bool:

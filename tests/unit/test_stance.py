@@ -81,6 +81,15 @@ def demo_sections(name: str) -> list[Passage]:
         ("Reranking with a cross-encoder raises recall at 10.", "demo-cross-encoder-rerank", "supports"),
         ("Adding the section-title field to BM25 does not improve recall.", "demo-sparse-retrieval", "contradicts"),
         ("Adding the section-title field to BM25 improves recall.", "demo-sparse-retrieval", "supports"),
+        # a sentence on the topic that states no change does not make these mixed; "without further rounds,
+        # halves the rate" is not a denial of "halves the rate"
+        ("Verification halves the rate of unsupported claims.", "demo-evidence-verification", "supports"),
+        ("Verification doubles the rate of unsupported claims.", "demo-evidence-verification", "contradicts"),
+        (
+            "Evidence verification does not reduce the share of answers with unsupported claims.",
+            "demo-evidence-verification",
+            "contradicts",
+        ),
     ],
 )
 def test_negated_claims_about_a_demo_paper_are_contradicted_and_the_plain_ones_supported(
