@@ -33,7 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from lit3r.grounding.stance_features import FEATURES, Text, pair_features
+from lit3r.grounding.stance_features import FEATURES, Text, denies, pair_features
 
 Verdict = Literal["supports", "contradicts", "mixed", "not_addressed"]
 Role = Literal["supports", "contradicts"]
@@ -157,6 +157,9 @@ class Scored:
     chunk_id: str
     text: str
     features: list[float]
+    denies: bool = False
+    """One of the claim and the sentence negates a word they share and the other does not
+    (:func:`lit3r.grounding.stance_features.denies`)."""
 
     @property
     def relevance(self) -> float:
@@ -173,7 +176,7 @@ def score_sentences(claim: str, passages: Sequence[Passage]) -> list[Scored]:
     stems = frozenset().union(*(t.stems for t in texts)) if texts else frozenset()
     nums = frozenset().union(*(t.numbers for t in texts)) if texts else frozenset()
     scored = [
-        Scored(cid, sentence, pair_features(prepared, text, stems, nums))
+        Scored(cid, sentence, pair_features(prepared, text, stems, nums), denies(prepared, text))
         for (cid, sentence), text in zip(cut, texts, strict=True)
     ]
     return sorted(scored, key=lambda s: -s.relevance)
@@ -213,7 +216,7 @@ class OfflineStance:
         relevance_in, stance_in = paper_inputs(scored)
         relevance = self.model.relevance.probability(relevance_in)
         support = self.model.stance.probability(stance_in)
-        if against(scored[0].features):
+        if against(scored[0]):
             support = min(support, AGAINST)
         if relevance < self.model.relevance_threshold:
             reason = f"P(addressed)={relevance:.2f} below {self.model.relevance_threshold:.2f}"
@@ -238,20 +241,21 @@ class OfflineStance:
 
     def _quote(self, sentence: Scored) -> Quote:
         p = self.model.stance.probability(stance_values(sentence.features, [sentence.features]))
-        if against(sentence.features):
+        if against(sentence):
             p = min(p, AGAINST)
         return Quote(sentence.chunk_id, sentence.text, "supports" if p >= 0.5 else "contradicts", p)
 
 
-def against(features: Sequence[float]) -> bool:
-    """A sentence close to the claim (:data:`CLOSE`) that negates it, reverses its direction or states other
-    numbers than the claim's. Where the two agree on the direction they assert (negations applied to the
-    direction words they govern), a negation elsewhere in the sentence ("without further rounds, halves the
-    rate") is not a denial of the claim."""
-    f = dict(zip(FEATURES, features, strict=True))
+def against(sentence: Scored) -> bool:
+    """A sentence close to the claim (:data:`CLOSE`) that denies it, reverses its direction or states other
+    numbers than the claim's. A denial is a negation governing what the two share (:attr:`Scored.denies`), one
+    the claim does not have or the reverse, unless the two agree on the direction they assert (negations applied
+    to the direction words they govern): a negation elsewhere in the sentence ("needs no tuning" beside the
+    claim's recall, "without further rounds, halves the rate") is not a denial of the claim."""
+    f = dict(zip(FEATURES, sentence.features, strict=True))
     if f["rare_coverage"] < CLOSE or f["pair_coverage"] < CLOSE_PAIRS:
         return False
-    negates = f["negation_mismatch"] and not f["direction_agree"]
+    negates = sentence.denies and not f["direction_agree"]
     return bool(negates or f["direction_conflict"] or f["number_other"] or f["number_unstated"])
 
 

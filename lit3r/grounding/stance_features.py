@@ -164,6 +164,22 @@ def _polarity(tokens: Sequence[str]) -> int:
     return (total > 0) - (total < 0)
 
 
+def denies(claim: Text, sentence: Text) -> bool:
+    """Whether one of the two negates what they share and the other does not: a negation governing a content
+    word both hold (:func:`negates_any`), not one elsewhere in the sentence."""
+    shared = claim.stems & sentence.stems
+    return negates_any(claim.tokens, shared) != negates_any(sentence.tokens, shared)
+
+
+def negates_any(tokens: Sequence[str], stems: frozenset[str]) -> bool:
+    """Whether a negation in ``tokens`` governs one of ``stems``: the stem comes within
+    :data:`NEGATION_SCOPE` + 1 words after it ("needs no tuning" negates tuning, not the recall beside it)."""
+    for i, token in enumerate(tokens):
+        if _negated([token]) and any(_stem(t) in stems for t in tokens[i + 1 : i + 2 + NEGATION_SCOPE]):
+            return True
+    return False
+
+
 def _weight(word: str) -> float:
     """How much a content word counts: longer, digit-bearing or hyphenated words name the claim's subject."""
     return 1.0 + (len(word) >= 8) + any(c.isdigit() for c in word) + ("-" in word)

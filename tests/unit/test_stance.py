@@ -85,6 +85,12 @@ def demo_sections(name: str) -> list[Passage]:
         # halves the rate" is not a denial of "halves the rate"
         ("Verification halves the rate of unsupported claims.", "demo-evidence-verification", "supports"),
         ("Verification doubles the rate of unsupported claims.", "demo-evidence-verification", "contradicts"),
+        # "needs no tuning of weights" negates the tuning, not the recall the claim restates
+        (
+            "Reciprocal rank fusion with k = 60 reaches a paper-level recall at 10 of 0.63 on LocatorQA.",
+            "demo-rank-fusion",
+            "supports",
+        ),
         (
             "Evidence verification does not reduce the share of answers with unsupported claims.",
             "demo-evidence-verification",
