@@ -133,14 +133,16 @@ def summarize(papers: Sequence[PaperCheck]) -> CheckSummary:
     )  # fmt: skip
 
 
-def stance_judge(session: Session, recorder: TraceRecorder) -> OfflineStance | LLMStance:
+def stance_judge(
+    session: Session, recorder: TraceRecorder, fallback: OfflineStance | None = None
+) -> OfflineStance | LLMStance:
     """The judge a check of this session uses: the LLM verdict with its chat model (a fresh budget per claim),
-    else the offline one."""
+    falling back to ``fallback`` (default: the packaged offline verdict), else the offline one."""
     if session.chat_model is None:
-        return OfflineStance()
+        return fallback or OfflineStance()
     budget = Budget.for_question(session.settings.llm)
     llm = LLM(session.chat_model, session.settings.llm, recorder=recorder, budget=budget, breaker=Breaker())
-    return LLMStance(llm)
+    return LLMStance(llm, fallback)
 
 
 def _trace_answer(result: CheckResult, candidates: Sequence[str], rounds: int) -> Answer:

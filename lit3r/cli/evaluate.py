@@ -581,8 +581,11 @@ def scifact(
         if setting in ("gold", "both") and session.chat_model is not None:
             with Progress(console=err, transient=True) as bar:
                 task = bar.add_task("claims (LLM verdict, gold abstract)", total=len(chosen))
+                fallbacks = evaluation.held_out_judges(claims)
                 report["gold_llm"] = evaluation.gold_setting_with(
-                    lambda: stance_judge(session, TraceRecorder()), chosen, lambda: bar.advance(task)
+                    lambda claim: stance_judge(session, TraceRecorder(), fallback=fallbacks[claim.paper_id]),
+                    chosen,
+                    lambda: bar.advance(task),
                 )
             report["gold_llm"]["every"] = every
             if "gold" in report:

@@ -42,6 +42,17 @@ def predicted_true(verdict: PaperVerdict | str, support: float = 0.5) -> bool:
     return (verdict.support if isinstance(verdict, PaperVerdict) else support) >= 0.5
 
 
+def held_out_judges(claims: Sequence[LabelledClaim], folds: int = 5) -> dict[str, OfflineStance]:
+    """For each claim's paper, the offline verdict fitted without that paper's fold: the fallback an LLM verdict
+    is scored with, so that a claim the LLM leaves undecided is not judged by a model trained on it (the
+    packaged model was trained on every claim of the file)."""
+    examples = Examples(claims, [])
+    fold_of = np.array([paper_fold(c.paper_id, folds) for c in claims])
+    rel_fold = np.array([paper_fold(c.paper_id, folds) for c in examples.rel_claims])
+    judges = {k: OfflineStance(examples.fit(fold_of != k, rel_fold != k)) for k in range(folds)}
+    return {c.paper_id: judges[paper_fold(c.paper_id, folds)] for c in claims}
+
+
 def gold_setting(claims: Sequence[LabelledClaim], folds: int = 5) -> dict:
     """Held-out accuracy of the offline verdict against each claim's gold abstract (see the module docstring)."""
     examples = Examples(claims, [])
@@ -72,14 +83,18 @@ def gold_setting(claims: Sequence[LabelledClaim], folds: int = 5) -> dict:
 
 
 def gold_setting_with(
-    make_judge: Callable[[], Any], claims: Sequence[LabelledClaim], progress: Callable[[], None] | None = None
+    make_judge: Callable[[LabelledClaim], Any],
+    claims: Sequence[LabelledClaim],
+    progress: Callable[[], None] | None = None,
 ) -> dict:
-    """Accuracy of a judge built by ``make_judge`` (one per claim, e.g. the LLM verdict with its own budget) on each
-    claim against its gold abstract; nothing is trained here, so there are no folds."""
+    """Accuracy of a judge built by ``make_judge`` for each claim (e.g. the LLM verdict with its own budget and a
+    held-out fallback, :func:`held_out_judges`) on each claim against its gold abstract; nothing is trained here,
+    so there are no folds. ``by_llm`` counts the verdicts the judge decided itself and how many were right (the
+    rest fell back to the offline verdict)."""
     verdicts, seconds = [], []
     for claim in claims:
         started = time.perf_counter()
-        verdicts.append(make_judge().judge(claim.claim, [Passage(claim.paper_id, claim.text)]))
+        verdicts.append(make_judge(claim).judge(claim.claim, [Passage(claim.paper_id, claim.text)]))
         seconds.append(time.perf_counter() - started)
         if progress:
             progress()
@@ -90,6 +105,10 @@ def gold_setting_with(
         "verdicts": dict(Counter(v.verdict for v in verdicts)),
         "deciding_sentence_in_gold": round(float(np.mean([bool(v.quotes) for v in verdicts])), 4) if right else None,
         "seconds_median": round(float(np.median(seconds)), 2) if seconds else None,
+        "by_llm": {
+            "claims": sum(v.by == "llm" for v in verdicts),
+            "right": sum(r for v, r in zip(verdicts, right, strict=True) if v.by == "llm"),
+        },
         "rows": [
             {
                 "claim": c.claim,
@@ -178,6 +197,11 @@ def report_lines(report: dict) -> list[str]:
             f"gold abstract, LLM verdict ({judged['claims']} claims, every {judged.get('every', 1)}): accuracy "
             f"{judged['accuracy']}; verdicts {judged['verdicts']}; median {judged['seconds_median']} s a claim"
         )
+        if mine := judged.get("by_llm"):
+            lines.append(
+                f"  decided by the LLM: {mine['claims']} (right {mine['right']}); the rest fell back to the offline "
+                "verdict fitted without the claim's paper"
+            )
         if beside := judged.get("offline_on_these"):
             lines.append(
                 f"  the offline verdict on the same claims: accuracy {beside['accuracy']}; both right "

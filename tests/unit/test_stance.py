@@ -200,9 +200,28 @@ def test_the_gold_setting_with_a_judge_scores_each_claim_against_its_abstract() 
             return PaperVerdict(verdict=self.verdict, confidence=0.9)
 
     claims = [LabelledClaim(claim="X helps.", paper_id="p1", title="T", text="The abstract.", supports=True)] * 3
-    report = gold_setting_with(lambda: Says("supports"), claims)
+    report = gold_setting_with(lambda claim: Says("supports"), claims)
     assert report["accuracy"] == 1.0 and report["verdicts"] == {"supports": 3} and report["claims"] == 3
-    assert gold_setting_with(lambda: Says("contradicts"), claims)["accuracy"] == 0.0
+    assert report["by_llm"] == {"claims": 0, "right": 0}  # the fake's verdicts say "offline"
+    assert gold_setting_with(lambda claim: Says("contradicts"), claims)["accuracy"] == 0.0
+
+
+def test_an_llm_verdicts_fallback_in_the_gold_setting_is_the_held_out_offline_one() -> None:
+    """A claim the LLM leaves undecided is judged by the offline model fitted without its paper, as the offline
+    figure is, not by the packaged model trained on every claim of the file."""
+    from lit3r.evals.scifact import gold_setting, held_out_judges, load, predicted_true
+
+    from conftest import shared
+
+    claims = load(shared("scholarqabench", "scifact_test.jsonl"))
+    held = held_out_judges(claims)
+    assert len({id(judge) for judge in held.values()}) == 5  # one model per fold
+    right = [
+        predicted_true(held[c.paper_id].judge(c.claim, [Passage(c.paper_id, c.text)])) == c.supports for c in claims
+    ]
+    report = gold_setting(claims)
+    assert right == report["right"]
+    assert report["packaged_model_in_sample_accuracy"] > report["accuracy"]  # why in-sample fallbacks mislead
 
 
 def test_the_llm_verdict_is_reported_beside_the_offline_one_on_the_same_claims() -> None:
@@ -236,3 +255,18 @@ def test_the_checks_llm_judge_records_its_calls_in_the_checks_trace() -> None:
         "check.stance",
         "check.stance.repair",
     }
+
+
+def test_the_checks_llm_judge_falls_back_to_the_judge_it_is_given() -> None:
+    from types import SimpleNamespace
+
+    from lit3r.app.check import stance_judge
+
+    from fakes.chat import FakeToolCallingModel
+
+    held_out = OfflineStance()
+    session = SimpleNamespace(
+        chat_model=FakeToolCallingModel(script=[]), settings=SimpleNamespace(llm=LLMSettings(provider="openai"))
+    )
+    assert stance_judge(session, TraceRecorder(), fallback=held_out).fallback is held_out
+    assert stance_judge(SimpleNamespace(chat_model=None), TraceRecorder(), fallback=held_out) is held_out
