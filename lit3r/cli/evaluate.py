@@ -567,8 +567,9 @@ def scifact(
     except ValueError as exc:
         fail(str(exc))
     report: dict[str, Any] = {"data": str(data), "papers": len({c.paper_id for c in claims})}
+    fallbacks = evaluation.held_out_judges(claims) if setting in ("gold", "both") else {}
     if setting in ("gold", "both"):
-        report["gold"] = evaluation.gold_setting(claims)
+        report["gold"] = evaluation.gold_setting(claims, judges=fallbacks)
     with_llm = state.settings.llm.provider != "none"
     if setting == "gold" and not with_llm:
         _print_scifact(report, report_path)
@@ -581,7 +582,6 @@ def scifact(
         if setting in ("gold", "both") and session.chat_model is not None:
             with Progress(console=err, transient=True) as bar:
                 task = bar.add_task("claims (LLM verdict, gold abstract)", total=len(chosen))
-                fallbacks = evaluation.held_out_judges(claims)
                 report["gold_llm"] = evaluation.gold_setting_with(
                     lambda claim: stance_judge(session, TraceRecorder(), fallback=fallbacks[claim.paper_id]),
                     chosen,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +53,13 @@ def held_out_judges(claims: Sequence[LabelledClaim], folds: int = 5) -> dict[str
     return {c.paper_id: judges[paper_fold(c.paper_id, folds)] for c in claims}
 
 
-def gold_setting(claims: Sequence[LabelledClaim], folds: int = 5) -> dict:
-    """Held-out accuracy of the offline verdict against each claim's gold abstract (see the module docstring)."""
-    examples = Examples(claims, [])
-    fold_of = np.array([paper_fold(c.paper_id, folds) for c in claims])
-    rel_fold = np.array([paper_fold(c.paper_id, folds) for c in examples.rel_claims])
-    verdicts: list[PaperVerdict | None] = [None] * len(claims)
-    for k in range(folds):
-        judge = OfflineStance(examples.fit(fold_of != k, rel_fold != k))
-        for i in np.flatnonzero(fold_of == k):
-            verdicts[i] = judge.judge(claims[i].claim, [Passage(claims[i].paper_id, claims[i].text)])
+def gold_setting(
+    claims: Sequence[LabelledClaim], folds: int = 5, judges: Mapping[str, OfflineStance] | None = None
+) -> dict:
+    """Held-out accuracy of the offline verdict against each claim's gold abstract (see the module docstring);
+    ``judges``: the held-out judges by paper (:func:`held_out_judges`), when the caller has them already."""
+    judges = judges if judges is not None else held_out_judges(claims, folds)
+    verdicts = [judges[c.paper_id].judge(c.claim, [Passage(c.paper_id, c.text)]) for c in claims]
     shipped = OfflineStance()
     in_sample = [shipped.judge(c.claim, [Passage(c.paper_id, c.text)]) for c in claims]
     right = [predicted_true(v) == c.supports for v, c in zip(verdicts, claims, strict=True)]

@@ -157,7 +157,7 @@ class Scored:
     chunk_id: str
     text: str
     features: list[float]
-    denies: bool = False
+    denies: bool
     """One of the claim and the sentence negates a word they share and the other does not
     (:func:`lit3r.grounding.stance_features.denies`)."""
 

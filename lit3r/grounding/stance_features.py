@@ -140,13 +140,6 @@ def _negated(tokens: Sequence[str]) -> bool:
     return any(t in NEGATION or t.endswith("n't") for t in tokens)
 
 
-def _direction(tokens: Sequence[str]) -> int:
-    """+1 when the words say 'more', -1 when they say 'less', 0 when neither or both equally."""
-    up = sum(t in UP_FORMS for t in tokens)
-    down = sum(t in DOWN_FORMS for t in tokens)
-    return (up > down) - (down > up)
-
-
 NEGATION_SCOPE = 1
 """A negation flips a direction word it comes at most this many words before ("does not reduce", "no
 increase"); further away it negates something else ("mice lacking the gene showed reduced ..."). Chosen by
@@ -161,7 +154,7 @@ def _polarity(tokens: Sequence[str]) -> int:
     total = 0
     for i, token in enumerate(tokens):
         sign = (token in UP_FORMS) - (token in DOWN_FORMS)
-        if sign and any(_negated([t]) for t in tokens[max(0, i - NEGATION_SCOPE) : i]):
+        if sign and _negated(tokens[max(0, i - NEGATION_SCOPE) : i]):
             sign = -sign
         total += sign
     return (total > 0) - (total < 0)
@@ -199,9 +192,9 @@ class Text:
     numbers: frozenset[str]
     negated: bool
     hedged: bool
-    direction: int
     polarity: int
-    """The direction with the negations that govern it applied (:func:`_polarity`)."""
+    """The direction the text asserts, +1 "more", -1 "less", 0 neither, with the negations that govern its
+    direction words applied (:func:`_polarity`)."""
 
     @classmethod
     def of(cls, text: str) -> Text:
@@ -215,7 +208,6 @@ class Text:
             numbers=frozenset(numbers(text)),
             negated=_negated(tokens),
             hedged=any(t in HEDGES for t in tokens),
-            direction=_direction(tokens),
             polarity=_polarity(tokens),
         )
 

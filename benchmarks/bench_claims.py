@@ -1,0 +1,89 @@
+"""The claim check on claims written against the demo papers: how many get the verdict they should.
+
+Run from the repository root (set 3 needs a demo home; the others read the demo papers' files)::
+
+    lit3r --home /tmp/demo-home demo
+    python benchmarks/bench_claims.py --home /tmp/demo-home [--out bench-out/claims.json]
+
+Each line of ``benchmarks/claims_demo.txt`` is ``set|expected verdict|paper|claim``. Sets 1 and 2 call the
+offline verdict (:class:`lit3r.grounding.stance.OfflineStance`) on the named paper's sections; set 3 runs the whole
+check (:func:`lit3r.app.check.check`: retrieval over the home, then a verdict per paper) and reads the named
+paper's verdict, or for ``-`` whether the summary says that no paper addresses the claim. The sets and how they
+were used are described in docs/BENCHMARKS.md (session 10): they were written here, so they are not held out.
+The code before a change is measured by putting its checkout first on the path:
+``PYTHONPATH=<checkout> python benchmarks/bench_claims.py ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from lit3r.grounding.stance import OfflineStance, Passage
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAIMS = ROOT / "benchmarks" / "claims_demo.txt"
+PAPERS = ROOT / "lit3r" / "demo" / "papers"
+
+
+def read_claims(path: Path) -> list[dict]:
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("|", 3)
+        if len(parts) != 4:
+            raise SystemExit(f"{path}:{n}: expected set|verdict|paper|claim, got {line!r}")
+        rows.append(dict(zip(("set", "want", "paper", "claim"), parts, strict=True)))
+    return rows
+
+
+def sections(paper: str) -> list[Passage]:
+    """A demo paper's sections (split at its '## ' headings), front matter left out."""
+    path = PAPERS / f"{paper}.md"
+    if not path.is_file():
+        raise SystemExit(f"{path}: no such demo paper")
+    body = path.read_text(encoding="utf-8").split("---", 2)[2]
+    return [Passage(f"{paper}::s{i}", part.strip()) for i, part in enumerate(body.split("\n## ")) if part.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, help="a demo home, for set 3 (left out: set 3 is skipped)")
+    parser.add_argument("--claims", type=Path, default=CLAIMS)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    rows, judge = read_claims(args.claims), OfflineStance()
+    results = []
+    for row in (r for r in rows if r["set"] != "3"):
+        verdict = judge.judge(row["claim"], sections(row["paper"]))
+        results.append({**row, "got": verdict.verdict, "reason": verdict.reason})
+    end_to_end = [r for r in rows if r["set"] == "3"]
+    if end_to_end and args.home:
+        from lit3r.app.check import check
+        from lit3r.settings import load_settings
+
+        settings = load_settings(home=args.home)
+        for row in end_to_end:
+            result = check(row["claim"], settings=settings)
+            verdicts = {p.paper_id: p.verdict for p in result.papers}
+            got = verdicts.get(row["paper"], "not_addressed") if row["paper"] != "-" else (
+                "addressed" if result.summary.addressed else "not_addressed"
+            )  # fmt: skip
+            results.append({**row, "got": got, "others": {k: v for k, v in verdicts.items() if k != row["paper"]}})
+    by_set: dict[str, list[bool]] = defaultdict(list)
+    for r in results:
+        r["right"] = r["got"] == r["want"]
+        by_set[r["set"]].append(r["right"])
+        print(json.dumps(r), flush=True)
+    summary = {s: f"{sum(v)} / {len(v)}" for s, v in sorted(by_set.items())}
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"sets": summary, "rows": results}, indent=1), encoding="utf-8")
+    print(json.dumps({"sets": summary}))
+
+
+if __name__ == "__main__":
+    main()
