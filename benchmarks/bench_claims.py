@@ -6,10 +6,10 @@ Run from the repository root (set 3 needs a demo home; the others read the demo 
     python benchmarks/bench_claims.py --home /tmp/demo-home [--out bench-out/claims.json]
 
 Each line of ``benchmarks/claims_demo.txt`` is ``set|expected verdict|paper|claim``. Sets 1 and 2 call the
-offline verdict (:class:`lit3r.grounding.stance.OfflineStance`) on the named paper's sections; set 3 runs the whole
-check (:func:`lit3r.app.check.check`: retrieval over the home, then a verdict per paper) and reads the named
-paper's verdict, or for ``-`` whether the summary says that no paper addresses the claim. The sets and how they
-were used are described in docs/BENCHMARKS.md (session 10): they were written here, so they are not held out.
+offline verdict (:class:`lit3r.grounding.stance.OfflineStance`) on the named paper's chunks (as ingested); set 3
+runs the whole check (:func:`lit3r.app.check.check`: retrieval over the home, then a verdict per paper) and
+reads the named paper's verdict, or for ``-`` whether the summary says that no paper addresses the claim. The
+sets and how they were used are in docs/BENCHMARKS.md (session 10): they were written here, not held out.
 The code before a change is measured by putting its checkout first on the path:
 ``PYTHONPATH=<checkout> python benchmarks/bench_claims.py ...``.
 """
@@ -21,7 +21,10 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from lit3r.corpus.chunkers import chunk_paper
+from lit3r.corpus.parsers.markdown import parse_markdown
 from lit3r.grounding.stance import OfflineStance, Passage
+from lit3r.settings import ChunkerSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT / "benchmarks" / "claims_demo.txt"
@@ -40,13 +43,12 @@ def read_claims(path: Path) -> list[dict]:
     return rows
 
 
-def sections(paper: str) -> list[Passage]:
-    """A demo paper's sections (split at its '## ' headings), front matter left out."""
+def chunks(paper: str) -> list[Passage]:
+    """A demo paper's chunks as ingesting makes them (default chunker settings), as passages."""
     path = PAPERS / f"{paper}.md"
     if not path.is_file():
         raise SystemExit(f"{path}: no such demo paper")
-    body = path.read_text(encoding="utf-8").split("---", 2)[2]
-    return [Passage(f"{paper}::s{i}", part.strip()) for i, part in enumerate(body.split("\n## ")) if part.strip()]
+    return [Passage(c.id, c.text) for c in chunk_paper(parse_markdown(path)[0], ChunkerSettings())]
 
 
 def main() -> None:
@@ -58,7 +60,7 @@ def main() -> None:
     rows, judge = read_claims(args.claims), OfflineStance()
     results = []
     for row in (r for r in rows if r["set"] != "3"):
-        verdict = judge.judge(row["claim"], sections(row["paper"]))
+        verdict = judge.judge(row["claim"], chunks(row["paper"]))
         results.append({**row, "got": verdict.verdict, "reason": verdict.reason})
     end_to_end = [r for r in rows if r["set"] == "3"]
     if end_to_end and args.home:

@@ -69,10 +69,13 @@ def test_a_negation_flips_the_direction_word_it_governs_and_inflections_count() 
 DEMO = Path(__file__).resolve().parents[2] / "lit3r" / "demo" / "papers"
 
 
-def demo_sections(name: str) -> list[Passage]:
-    """A demo paper's sections as passages (as the claim check is given a paper's retrieved chunks)."""
-    body = (DEMO / f"{name}.md").read_text(encoding="utf-8").split("---", 2)[2]
-    return [Passage(f"{name}::s{i}", part.strip()) for i, part in enumerate(body.split("\n## ")) if part.strip()]
+def demo_chunks(name: str) -> list[Passage]:
+    """A demo paper's chunks as ingesting makes them, as passages (a check is given a paper's retrieved chunks)."""
+    from lit3r.corpus.chunkers import chunk_paper
+    from lit3r.corpus.parsers.markdown import parse_markdown
+    from lit3r.settings import ChunkerSettings
+
+    return [Passage(c.id, c.text) for c in chunk_paper(parse_markdown(DEMO / f"{name}.md")[0], ChunkerSettings())]
 
 
 @pytest.mark.parametrize(
@@ -102,7 +105,7 @@ def demo_sections(name: str) -> list[Passage]:
 def test_negated_claims_about_a_demo_paper_are_contradicted_and_the_plain_ones_supported(
     judge, claim, paper, verdict
 ) -> None:
-    passages = demo_sections(paper)
+    passages = demo_chunks(paper)
     found = judge.judge(claim, passages)
     assert found.verdict == verdict, found.reason
     assert found.quotes and all(any(q.quote in p.text for p in passages) for q in found.quotes)
