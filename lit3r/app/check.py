@@ -4,7 +4,9 @@
 restricted to the named papers when given), groups the pool's chunks by paper (the final papers first, at most
 :data:`MAX_PAPERS`, :data:`PASSAGES` chunks each), and asks the stance verdict about each paper: the LLM verdict
 (:mod:`lit3r.grounding.stance_llm`) when the session has a chat model, else the offline one
-(:mod:`lit3r.grounding.stance`). Every quote is re-checked against its chunk's text before it is kept. The result
+(:mod:`lit3r.grounding.stance`). A paper whose best chunk holds too little of what the claim is about (its subject
+words weighted by their rarity in the library, :mod:`lit3r.grounding.subject`) is not judged: it does not address
+the claim. Every quote is re-checked against its chunk's text before it is kept. The result
 lists the papers with a verdict first (by confidence), then the papers that do not address the claim; the summary
 counts them and names the strongest sentence each way, and says so plainly when no paper addresses the claim.
 
@@ -24,6 +26,9 @@ from lit3r.app.session import Session
 from lit3r.app.traces import load_trace, new_trace_id, run_settings, trace_path, write_trace
 from lit3r.grounding.stance import OfflineStance, PaperVerdict, Passage
 from lit3r.grounding.stance_llm import LLMStance
+from lit3r.grounding.subject import MIN_SUBJECT, subject_coverage, subject_words
+from lit3r.index.bm25 import tokenize
+from lit3r.index.protocol import Index
 from lit3r.llm.budget import Budget
 from lit3r.llm.trace import TraceRecorder
 from lit3r.llm.wrapper import LLM, Breaker
@@ -57,7 +62,10 @@ class PaperCheck(BaseModel):
     confidence: float = Field(description="Probability-like confidence in the verdict, 0 to 1.")
     quotes: list[CheckQuote] = Field(default_factory=list)
     reason: str = Field(default="", description="What the verdict rests on (probabilities, or why a fallback).")
-    judged_by: str = Field(default="offline", description="'offline' or 'llm'.")
+    judged_by: str = Field(
+        default="offline",
+        description="'offline' or 'llm'; 'subject' for a paper not judged: it does not hold what the claim is about.",
+    )
 
 
 class StrongestQuote(CheckQuote):
@@ -99,6 +107,23 @@ def _passages(session: Session, claim: str, pool: Sequence[tuple[str, float]], p
         found = [c for c, _s in rank_chunks(index, claim, "bm25", depth=PASSAGES, paper_ids=[paper])]
         chunks.extend(c for c in found if c not in chunks)
     return grouped
+
+
+def subject_shares(index: Index, claim: str) -> dict[str, float] | None:
+    """Each paper's share of the claim's subject (:func:`~lit3r.grounding.subject.subject_coverage`: its best
+    chunk's share of the claim's subject words, weighted by their idf over the library's chunks); ``None`` for a
+    claim without subject words (nothing to test). Words the BM25 tokeniser makes the same terms count once."""
+    kept, seen = [], set()
+    for word in subject_words(claim):
+        key = tuple(tokenize([word], index.settings.bm25)[0])
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(word)
+    if not kept:
+        return None
+    chunk_paper = {chunk_id: chunk.paper_id for chunk_id, chunk in index.chunk_by_id.items()}
+    hits = index.bm25_chunks.search_many(kept, k=len(chunk_paper))
+    return subject_coverage({w: {c for c, _s in h} for w, h in zip(kept, hits, strict=True)}, chunk_paper)
 
 
 def _quotes(verdict: PaperVerdict, texts: Mapping[str, str], locators: Mapping[str, Locator]) -> list[CheckQuote]:
@@ -193,11 +218,20 @@ def check_claim(
     papers = list(dict.fromkeys(paper_ids)) if paper_ids else ranked[:MAX_PAPERS]
     grouped = _passages(session, claim, retrieval.pool, papers)
     judge = stance_judge(session, recorder)
+    shares = subject_shares(session.index, claim)
     verdicts = {}
     for paper_id in papers:
         chunks = [session.index.chunk_by_id[c] for c in grouped[paper_id]]
         with recorder.step("verify", "check_paper") as data:
-            verdict = judge.judge(claim, [Passage(c.id, c.text) for c in chunks])
+            share = shares.get(paper_id, 0.0) if shares is not None else None
+            if share is not None and share < MIN_SUBJECT:
+                verdict = PaperVerdict(
+                    "not_addressed", confidence=round(1.0 - share, 4), relevance=0.0,
+                    reason=f"its best passage holds {share:.2f} of what the claim is about (below {MIN_SUBJECT})",
+                    by="subject",
+                )  # fmt: skip
+            else:
+                verdict = judge.judge(claim, [Passage(c.id, c.text) for c in chunks])
             data.update(paper_id=paper_id, chunks=[c.id for c in chunks], verdict=verdict.verdict,
                         confidence=verdict.confidence, relevance=verdict.relevance, support=verdict.support,
                         reason=verdict.reason, by=verdict.by)  # fmt: skip

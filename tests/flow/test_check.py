@@ -71,6 +71,24 @@ def test_an_unaddressed_claim_says_so(results) -> None:
     assert (result.summary.supports, result.summary.contradicts, result.summary.mixed) == (0, 0, 0)
 
 
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Photosynthesis requires chlorophyll.",  # "requires": "Requiring two shared references ..."
+        "Steel expands when heated.",  # "expands": "We expand a retrieved paper list ..."
+        "Aspirin lowers the risk of a second heart attack.",  # "second", "attack"
+        "The speed of light in a vacuum is constant.",  # "The constant k damps ..."
+    ],
+)
+def test_a_claim_sharing_one_everyday_word_with_a_paper_is_not_addressed(session, claim) -> None:
+    # Each of these got a verdict from a paper before the library's subject test (one word in common).
+    result = check_claim(session, claim)
+    assert not result.summary.addressed and result.summary.message == NOT_ADDRESSED
+    by_subject = [p for p in result.papers if p.judged_by == "subject"]
+    assert by_subject and all(p.verdict == "not_addressed" and not p.quotes for p in by_subject)
+    assert all("of what the claim is about" in p.reason for p in by_subject)
+
+
 def test_the_document_has_the_documented_keys(results) -> None:
     document = results[NEGATED].model_dump(mode="json")
     assert {"claim", "papers", "summary", "trace_path"} <= set(document)
