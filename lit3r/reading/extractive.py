@@ -205,6 +205,24 @@ def compound_answer(
     )
 
 
+def section_of(chunk: Chunk) -> tuple[str, str | None]:
+    return chunk.paper_id, chunk.locator.section
+
+
+def context_texts(
+    evidence: Sequence[Chunk],
+) -> tuple[dict[tuple[str, str | None], str], dict[str, str]]:
+    """The text of each section and of each paper in the evidence (their chunks there, joined): the contexts a
+    unit's conditions are read in when the unit itself does not state them, nearest first
+    (:func:`~lit3r.reading.conditions.contradicts_split`)."""
+    sections: dict[tuple[str, str | None], list[str]] = {}
+    papers: dict[str, list[str]] = {}
+    for chunk in evidence:
+        sections.setdefault(section_of(chunk), []).append(chunk.text)
+        papers.setdefault(chunk.paper_id, []).append(chunk.text)
+    return {k: "\n".join(v) for k, v in sections.items()}, {k: "\n".join(v) for k, v in papers.items()}
+
+
 PACKAGED_SELECTOR = "packaged"
 """``selector=`` value meaning the selector model shipped with the package."""
 
@@ -288,7 +306,13 @@ def extractive_answer(
     scored = list(zip(pool, lexical, strict=True))
     if prefer_body:
         scored = body_first(scored, min_score)
-    scored = [(c, s) for c, s in scored if not contradicts_split(question, c.scoring_text)]
+    sections, papers = context_texts(evidence)
+    scored = [
+        (c, s) for c, s in scored
+        if not contradicts_split(
+            question, c.scoring_text, c.chunk.text, sections[section_of(c.chunk)], papers[c.chunk.paper_id]
+        )
+    ]  # fmt: skip
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
     covered = coverage(question, scored)
     matched = {c.chunk.id for c, s in scored if s > min_score}

@@ -83,6 +83,33 @@ def test_the_reader_skips_results_on_another_split_and_abstains_when_only_those_
     assert "0.55" in extractive_answer("What recall does the dense encoder reach?", [dev]).text
 
 
+def test_a_unit_naming_no_split_reports_on_the_split_its_chunk_section_or_paper_names() -> None:
+    question = "What recall at 10 did the dense encoder reach on the test set?"
+    unit = "The tuned system reaches 0.61 recall at 10."
+    assert contradicts_split(question, unit, "", "Table 1 reports recall on the 240 development questions.")
+    assert contradicts_split(question, unit, "", "", "We answer it on the development split of LocatorQA.")
+    assert not contradicts_split(question, unit, "", "", "Development and test splits are both reported.")
+    assert not contradicts_split(question, unit, "", "", "")  # no context names a split: left alone
+    # the nearest context that names a split decides: the chunk's test set over the paper's development split
+    assert not contradicts_split(question, unit, "On the test set:", "", "the development questions")
+
+
+def test_the_reader_reads_the_split_of_a_result_from_its_paper_in_the_evidence() -> None:
+    intro = Chunk(
+        id="p::c0001", paper_id="p", type="text", text="We answer it on the development split of LocatorQA.",
+        locator={"section": "1 Introduction"},
+    )  # fmt: skip
+    result = Chunk(
+        id="p::c0005", paper_id="p", type="text", text="The dense encoder reaches 0.61 recall at 10.",
+        locator={"section": "3 Results"},
+    )  # fmt: skip
+    other = Chunk(id="q::c0002", paper_id="q", type="text", text="The dense encoder reaches 0.49 recall at 10.")
+    question = "What recall at 10 did the dense encoder reach on the test set?"
+    assert extractive_answer(question, [result, intro]).text == ABSTENTION  # before: "... reaches 0.61 ..."
+    assert "0.61" in extractive_answer("What recall at 10 did the dense encoder reach?", [result, intro]).text
+    assert "0.49" in extractive_answer(question, [result, intro, other]).text  # paper q names no split
+
+
 def test_a_quantity_in_words_supplies_a_quantity_question() -> None:
     chunk = Chunk(id="p::c0001", paper_id="p", type="text", text="Verification halves the rate of unsupported claims.")
     answer = extractive_answer("How much did verification reduce unsupported claims?", [chunk])
