@@ -11,6 +11,9 @@ split, or names the question's, is left alone (most sentences do not say).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
+
+from lit3r.models import Chunk
 
 SPLIT_WORDS: dict[str, str] = {
     "train": "train", "training": "train",
@@ -49,3 +52,19 @@ def contradicts_split(question: str, unit_text: str, *contexts: str) -> bool:
         return False
     named = next((found for text in (unit_text, *contexts) if (found := splits_named(text))), set())
     return bool(named) and not (named & asked)
+
+
+def split_contexts(evidence: Sequence[Chunk]) -> Callable[[Chunk], tuple[str, str, str]]:
+    """For a chunk of ``evidence``: its text, its section's and its paper's text in the evidence (their chunks
+    there, joined), the contexts :func:`contradicts_split` reads a unit's split in, nearest first."""
+    sections: dict[tuple[str, str | None], list[str]] = {}
+    papers: dict[str, list[str]] = {}
+    for chunk in evidence:
+        sections.setdefault((chunk.paper_id, chunk.locator.section), []).append(chunk.text)
+        papers.setdefault(chunk.paper_id, []).append(chunk.text)
+
+    def contexts(chunk: Chunk) -> tuple[str, str, str]:
+        section = sections.get((chunk.paper_id, chunk.locator.section), [])
+        return chunk.text, "\n".join(section), "\n".join(papers.get(chunk.paper_id, []))
+
+    return contexts

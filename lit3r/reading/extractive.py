@@ -30,7 +30,7 @@ from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form, qu
 from lit3r.answers.validate import insufficient_answer
 from lit3r.models import Answer, Chunk
 from lit3r.reading.assurance import MIN_COVERAGE, coverage, kind_supplied
-from lit3r.reading.conditions import contradicts_split
+from lit3r.reading.conditions import contradicts_split, split_contexts
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, joined, render
 from lit3r.reading.scoring import lexical_scores, query_terms, subject_factors, terms
@@ -205,24 +205,6 @@ def compound_answer(
     )
 
 
-def section_of(chunk: Chunk) -> tuple[str, str | None]:
-    return chunk.paper_id, chunk.locator.section
-
-
-def context_texts(
-    evidence: Sequence[Chunk],
-) -> tuple[dict[tuple[str, str | None], str], dict[str, str]]:
-    """The text of each section and of each paper in the evidence (their chunks there, joined): the contexts a
-    unit's conditions are read in when the unit itself does not state them, nearest first
-    (:func:`~lit3r.reading.conditions.contradicts_split`)."""
-    sections: dict[tuple[str, str | None], list[str]] = {}
-    papers: dict[str, list[str]] = {}
-    for chunk in evidence:
-        sections.setdefault(section_of(chunk), []).append(chunk.text)
-        papers.setdefault(chunk.paper_id, []).append(chunk.text)
-    return {k: "\n".join(v) for k, v in sections.items()}, {k: "\n".join(v) for k, v in papers.items()}
-
-
 PACKAGED_SELECTOR = "packaged"
 """``selector=`` value meaning the selector model shipped with the package."""
 
@@ -306,13 +288,8 @@ def extractive_answer(
     scored = list(zip(pool, lexical, strict=True))
     if prefer_body:
         scored = body_first(scored, min_score)
-    sections, papers = context_texts(evidence)
-    scored = [
-        (c, s) for c, s in scored
-        if not contradicts_split(
-            question, c.scoring_text, c.chunk.text, sections[section_of(c.chunk)], papers[c.chunk.paper_id]
-        )
-    ]  # fmt: skip
+    contexts = split_contexts(evidence)
+    scored = [(c, s) for c, s in scored if not contradicts_split(question, c.scoring_text, *contexts(c.chunk))]
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
     covered = coverage(question, scored)
     matched = {c.chunk.id for c, s in scored if s > min_score}

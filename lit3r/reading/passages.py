@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from lit3r.answers import chunk_units
 from lit3r.models import Chunk
+from lit3r.reading.conditions import contradicts_split, split_contexts
 from lit3r.reading.scoring import lexical_scores
 
 RANK_PRIOR = 0.15
@@ -54,8 +55,16 @@ def windows(chunk: Chunk, chars: int) -> list[tuple[int, int]]:
 def select_passages(question: str, chunks: Sequence[Chunk], *, count: int, chars: int) -> list[Passage]:
     """The ``count`` best non-overlapping windows of ``chunks`` (best first in, best first out), numbered from 1.
 
-    A chunk with no quotable unit (an empty text) gives no window; ties keep retrieval order."""
-    candidates = [(rank, chunk, span) for rank, chunk in enumerate(chunks) for span in windows(chunk, chars)]
+    A chunk with no quotable unit (an empty text) gives no window; ties keep retrieval order. A window that reports on
+    another data split than the question names (:func:`~lit3r.reading.conditions.contradicts_split`, read in its
+    chunk, section and paper) is not shown, as the offline reader does not quote it."""
+    contexts = split_contexts(chunks)
+    candidates = [
+        (rank, chunk, (s, e))
+        for rank, chunk in enumerate(chunks)
+        for s, e in windows(chunk, chars)
+        if not contradicts_split(question, chunk.text[s:e], *contexts(chunk))
+    ]
     if not candidates:
         return []
     scores = lexical_scores(question, [chunk.text[s:e] for _, chunk, (s, e) in candidates])

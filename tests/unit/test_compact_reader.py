@@ -232,6 +232,19 @@ def test_passages_are_the_best_stretches_numbered_best_first_and_mapped_to_their
     assert spans[0] == (0, len(METHOD))  # one window can hold the whole chunk
 
 
+def test_passages_reporting_on_another_split_than_the_one_asked_are_not_shown():
+    intro = Chunk(id="p::c0001", paper_id="p", type="text", text="We answer it on the development split of LocatorQA.")
+    result = Chunk(id="p::c0002", paper_id="p", type="text", text="The dense encoder reaches 0.61 recall at 10.")
+    other = Chunk(id="q::c0001", paper_id="q", type="text", text="The dense encoder reaches 0.49 recall at 10.")
+    asked = "What recall at 10 did the dense encoder reach on the test set?"
+    shown = select_passages(asked, [result, intro, other], count=6, chars=600)
+    assert [p.chunk.id for p in shown] == ["q::c0001"]  # paper p reports on the development split only
+    unsplit = select_passages(
+        "What recall at 10 did the dense encoder reach?", [result, intro, other], count=6, chars=600
+    )
+    assert {p.chunk.id for p in unsplit} == {"p::c0001", "p::c0002", "q::c0001"}
+
+
 def test_the_session_answers_through_the_compact_reader_with_offline_planning(memory_index):
     from lit3r.app.session import Session
     from lit3r.reading.reader import ModelReader
