@@ -10,6 +10,7 @@ split, or names the question's, is left alone (most sentences do not say).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -32,25 +33,26 @@ _SPLIT_PHRASE = re.compile(
 or "training" is too often a verb or another noun ("we test", "training time") to count."""
 
 
-def splits_named(text: str) -> set[str]:
+@functools.lru_cache(maxsize=1024)
+def splits_named(text: str) -> frozenset[str]:
     """The data splits ``text`` names as noun phrases (:data:`_SPLIT_PHRASE`); "training and test sets" names two."""
-    return {
+    return frozenset(
         SPLIT_WORDS[word.lower()]
         for match in _SPLIT_PHRASE.finditer(text)
         for word in re.findall(rf"\b(?:{_WORD})\b", match.group(1), re.IGNORECASE)
-    }
+    )
 
 
 def contradicts_split(question: str, unit_text: str, *contexts: str) -> bool:
     """Whether the unit reports on another split than the one the question asks about (both must name one).
 
     A unit that names no split reports on the one its nearest context names, in the order given (the chunk it is
-    cut from, then its section): "The gains concentrate on single-paper questions, where the tuned system reaches
-    0.61" sits in a Results section that reports on "the 240 development questions"."""
+    cut from, its section, its paper: :func:`split_contexts`): "The gains concentrate on single-paper questions,
+    where the tuned system reaches 0.61" sits in a paper that answers "on the development split"."""
     asked = splits_named(question)
     if not asked:
         return False
-    named = next((found for text in (unit_text, *contexts) if (found := splits_named(text))), set())
+    named = next((found for text in (unit_text, *contexts) if (found := splits_named(text))), frozenset())
     return bool(named) and not (named & asked)
 
 
@@ -63,8 +65,14 @@ def split_contexts(evidence: Sequence[Chunk]) -> Callable[[Chunk], tuple[str, st
         sections.setdefault((chunk.paper_id, chunk.locator.section), []).append(chunk.text)
         papers.setdefault(chunk.paper_id, []).append(chunk.text)
 
+    section_text = {key: "\n".join(texts) for key, texts in sections.items()}
+    paper_text = {key: "\n".join(texts) for key, texts in papers.items()}
+
     def contexts(chunk: Chunk) -> tuple[str, str, str]:
-        section = sections.get((chunk.paper_id, chunk.locator.section), [])
-        return chunk.text, "\n".join(section), "\n".join(papers.get(chunk.paper_id, []))
+        return (
+            chunk.text,
+            section_text.get((chunk.paper_id, chunk.locator.section), ""),
+            paper_text.get(chunk.paper_id, ""),
+        )
 
     return contexts
