@@ -14,7 +14,8 @@ deciding ones, and two logistic models (a JSON file shipped in the package, :dat
 Each deciding sentence gets a role from its own P(supports); a paper whose deciding sentences pull both ways with
 conviction is *mixed*. Where the claim asserts a change and a deciding sentence states one, the sentences'
 directions pull instead (:func:`direction_pull`: agreeing or conflicting, negations applied): a sentence on the
-claim's topic that states no change does not make the paper mixed. Every quote is a sentence cut from its
+claim's topic that states no change does not make the paper mixed. Where the claim's number is nowhere in the
+passages and a deciding sentence puts another in its place (:func:`renumbers`), the paper contradicts the claim. Every quote is a sentence cut from its
 passage's text, so it stands in its chunk verbatim.
 The LLM verdict (:mod:`lit3r.grounding.stance_llm`) returns the same :class:`PaperVerdict`.
 """
@@ -33,7 +34,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from lit3r.grounding.stance_features import FEATURES, Text, denies, pair_features
+from lit3r.grounding.stance_features import FEATURES, Text, denies, pair_features, renumbered
 
 Verdict = Literal["supports", "contradicts", "mixed", "not_addressed"]
 Role = Literal["supports", "contradicts"]
@@ -160,6 +161,9 @@ class Scored:
     denies: bool
     """One of the claim and the sentence negates a word they share and the other does not
     (:func:`lit3r.grounding.stance_features.denies`)."""
+    renumbered: bool
+    """The sentence puts another number after a word the claim's number comes after
+    (:func:`lit3r.grounding.stance_features.renumbered`)."""
 
     @property
     def relevance(self) -> float:
@@ -176,7 +180,13 @@ def score_sentences(claim: str, passages: Sequence[Passage]) -> list[Scored]:
     stems = frozenset().union(*(t.stems for t in texts)) if texts else frozenset()
     nums = frozenset().union(*(t.numbers for t in texts)) if texts else frozenset()
     scored = [
-        Scored(cid, sentence, pair_features(prepared, text, stems, nums), denies(prepared, text))
+        Scored(
+            cid,
+            sentence,
+            pair_features(prepared, text, stems, nums),
+            denies(prepared, text),
+            renumbered(prepared, text),
+        )
         for (cid, sentence), text in zip(cut, texts, strict=True)
     ]
     return sorted(scored, key=lambda s: -s.relevance)
@@ -222,7 +232,10 @@ class OfflineStance:
             reason = f"P(addressed)={relevance:.2f} below {self.model.relevance_threshold:.2f}"
             return PaperVerdict("not_addressed", 1.0 - relevance, [], relevance, support, reason)
         deciding = [s for s in scored[:DECIDING] if s.relevance >= 0.5 * scored[0].relevance]
-        quotes = [self._quote(s) for s in deciding]
+        renumbered = renumbers(deciding)
+        if renumbered:
+            support = min(support, AGAINST)
+        quotes = [self._quote(s, renumbered) for s in deciding]
         pulls = {pull for pull in map(direction_pull, deciding) if pull} or {
             q.role for q in quotes if abs(q.score - 0.5) >= MIXED_MARGIN
         }
@@ -239,9 +252,9 @@ class OfflineStance:
         reason = f"P(addressed)={relevance:.2f}, P(supports)={support:.2f}"
         return PaperVerdict(verdict, round(confidence, 4), quotes, relevance, support, reason)
 
-    def _quote(self, sentence: Scored) -> Quote:
+    def _quote(self, sentence: Scored, renumbered: bool = False) -> Quote:
         p = self.model.stance.probability(stance_values(sentence.features, [sentence.features]))
-        if against(sentence):
+        if against(sentence) or (renumbered and sentence.features[_AT["number_other"]]):
             p = min(p, AGAINST)
         return Quote(sentence.chunk_id, sentence.text, "supports" if p >= 0.5 else "contradicts", p)
 
@@ -257,6 +270,14 @@ def against(sentence: Scored) -> bool:
         return False
     negates = sentence.denies and not f["direction_agree"]
     return bool(negates or f["direction_conflict"] or f["number_other"] or f["number_unstated"])
+
+
+def renumbers(deciding: Sequence[Scored]) -> bool:
+    """Whether the deciding sentences put other numbers in the claim's place: the claim states a number the
+    passages never state, and a deciding sentence puts another number after the word the claim's comes after
+    ("by 37.78%" against the claim's "by 12%", :attr:`Scored.renumbered`). Then the paper reports another
+    measurement than the claim's, and its sentences stating numbers cannot support the claim's."""
+    return any(s.renumbered and s.features[_AT["number_unstated"]] for s in deciding)
 
 
 def direction_pull(sentence: Scored) -> Role | None:

@@ -118,6 +118,27 @@ def test_a_number_that_differs_from_the_papers_is_contradicted(judge) -> None:
     assert judge.judge(same, [RESULTS]).verdict == "supports"
 
 
+def test_a_paper_reporting_other_measurements_in_the_claims_place_contradicts_it(judge) -> None:
+    # The shared PaSa paper's two sentences: one puts 37.78% after "by" where the claim puts 12%, the other
+    # reports another improvement; neither states 12, so the paper contradicts the claim (it was "mixed").
+    passages = [
+        Passage(
+            "pasa::c0001",
+            "In particular, PaSa-7B surpasses Google with GPT-4o by 37.78% in recall@20 and 39.90% in recall@50, "
+            "while also exceeding PaSa-GPT-4o by 30.36% in recall and 4.25% in precision.",
+        ),
+        Passage(
+            "pasa::c0002",
+            "Specifically, for AutoScholarQuery test set, PaSa-7b achieves a 34.05% improvement in Recall@20 and a "
+            "39.36% improvement in Recall@50 compared to Google with GPT-4o, the strongest Google-based baseline.",
+        ),
+    ]
+    verdict = judge.judge("PaSa-7B surpasses Google with GPT-4o by 12% in recall@20.", passages)
+    assert verdict.verdict == "contradicts" and {q.role for q in verdict.quotes} == {"contradicts"}
+    stated = judge.judge("PaSa-7B surpasses Google with GPT-4o by 37.78% in recall@20.", passages)
+    assert stated.verdict == "supports"  # the paper's own number: not renumbered
+
+
 def test_hedged_evidence_supports_with_less_confidence(judge) -> None:
     firm = judge.judge(CLAIM, [RESULTS])
     hedged = judge.judge(CLAIM, [HEDGED])
