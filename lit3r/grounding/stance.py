@@ -15,8 +15,8 @@ Each deciding sentence gets a role from its own P(supports); a paper whose decid
 conviction is *mixed*. Where the claim asserts a change and a deciding sentence states one, the sentences'
 directions pull instead (:func:`direction_pull`: agreeing or conflicting, negations applied): a sentence on the
 claim's topic that states no change does not make the paper mixed. Where the claim's number is nowhere in the
-passages and a deciding sentence puts another in its place (:func:`renumbers`), the paper contradicts the claim. Every quote is a sentence cut from its
-passage's text, so it stands in its chunk verbatim.
+passages and a deciding sentence puts another in its place (:func:`renumbers`), the paper contradicts the claim.
+Every quote is a sentence cut from its passage's text, so it stands in its chunk verbatim.
 The LLM verdict (:mod:`lit3r.grounding.stance_llm`) returns the same :class:`PaperVerdict`.
 """
 
