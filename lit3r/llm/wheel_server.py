@@ -9,7 +9,8 @@ either one unchanged. It listens on loopback only, answers ``GET /v1/models`` on
 
 What it does like llama-cpp-python's server with the GGUF's own chat template: the prompt is that template
 (``tokenizer.chat_template``, rendered with jinja2 as llama-cpp-python and transformers render it, tools
-included); temperature 0 is greedy decoding with the same repeat penalty (1.1 over the last 64 tokens); the
+included); temperature 0 is greedy decoding, without the repeat penalty llama-cpp-python's server applies
+(:data:`~lit3r.llm.wheel_runtime.REPEAT_PENALTY`); the
 prefix a call shares with the earlier ones is not evaluated again (:class:`~lit3r.llm.wheel_runtime.PrefixCache`).
 The GGUF's template is read by :mod:`lit3r.llm.gguf_template`, the JSON by :mod:`lit3r.llm.json_reply`, the model
 run by :mod:`lit3r.llm.wheel_runtime`; this module is the OpenAI protocol and the HTTP server.
