@@ -121,9 +121,10 @@ def subject_shares(index: Index, claim: str) -> dict[str, float] | None:
             kept.append(word)
     if not kept:
         return None
-    chunk_paper = {chunk_id: chunk.paper_id for chunk_id, chunk in index.chunk_by_id.items()}
-    hits = index.bm25_chunks.search_many(kept, k=len(chunk_paper))
-    return subject_coverage({w: {c for c, _s in h} for w, h in zip(kept, hits, strict=True)}, chunk_paper)
+    chunks = index.chunk_by_id
+    hits = index.bm25_chunks.search_many(kept, k=len(chunks))
+    holders = {w: {c for c, _s in h} for w, h in zip(kept, hits, strict=True)}
+    return subject_coverage(holders, lambda chunk_id: chunks[chunk_id].paper_id, len(chunks))
 
 
 def _quotes(verdict: PaperVerdict, texts: Mapping[str, str], locators: Mapping[str, Locator]) -> list[CheckQuote]:

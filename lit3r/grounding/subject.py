@@ -20,7 +20,7 @@ level of papers in a library, and like it needs no calibration run in a fresh ho
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from lit3r.grounding.stance_features import ABSOLUTE, DOWN_FORMS, HEDGES, NEGATION, STOP, UP_FORMS, words
 
@@ -52,13 +52,16 @@ def idf(df: int, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-def subject_coverage(holders: Mapping[str, Collection[str]], chunk_paper: Mapping[str, str]) -> dict[str, float]:
+def subject_coverage(
+    holders: Mapping[str, Collection[str]], paper_of: Callable[[str], str], chunks: int
+) -> dict[str, float]:
     """Each paper's share of the claim's subject weight in the one chunk of it that speaks of the claim most.
 
     Args:
         holders: Each subject word and the ids of the library's chunks that hold it (none for a word the library
             never uses).
-        chunk_paper: The paper of every chunk of the library (its size is the ``n`` of :func:`idf`).
+        paper_of: The paper of a chunk id.
+        chunks: How many chunks the library has (the ``n`` of :func:`idf`).
 
     Returns:
         The papers with a chunk holding at least :data:`MIN_WORDS` of the subject words (every one, for a claim with
@@ -66,21 +69,20 @@ def subject_coverage(holders: Mapping[str, Collection[str]], chunk_paper: Mappin
         words gives an empty mapping. A chunk, not the whole paper: a long paper holds most everyday words
         somewhere (its reference list); a passage that speaks of the claim holds its words together.
     """
-    n = len(chunk_paper)
-    weight = {word: idf(len(chunks), n) for word, chunks in holders.items()}
+    weight = {word: idf(len(held), chunks) for word, held in holders.items()}
     total = sum(weight.values())
     if not total:
         return {}
     share: dict[str, float] = {}
     count: dict[str, int] = {}
-    for word, chunks in holders.items():
-        for chunk in chunks:
+    for word, held in holders.items():
+        for chunk in held:
             share[chunk] = share.get(chunk, 0.0) + weight[word] / total
             count[chunk] = count.get(chunk, 0) + 1
     needed = min(MIN_WORDS, len(holders))
     shares: dict[str, float] = {}
     for chunk, value in share.items():
         if count[chunk] >= needed:
-            paper = chunk_paper[chunk]
+            paper = paper_of(chunk)
             shares[paper] = max(shares.get(paper, 0.0), value)
     return shares
