@@ -44,7 +44,7 @@ from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, Chunk
-from lit3r.reading import extractive_answer, forms
+from lit3r.reading import extractive_answer, forms, scoring
 from lit3r.reading.extractive import body_first
 from lit3r.reading.quotes import candidates
 from lit3r.reading.scoring import lexical_scores, query_terms, terms
@@ -72,11 +72,16 @@ class Variant:
     polar_quote: str = "window"
     abstain_below: float = 0.0
     """Abstain when the quoted unit's question-term coverage (:func:`coverage`) is below this (0: never)."""
+    count_bonus: float | None = None
+    """:data:`lit3r.reading.scoring.COUNT_BONUS` for this variant (``None``: the shipped value)."""
 
     def but(self, name: str, **changes: Any) -> Variant:
         """This variant with some fields changed (``kwargs`` merged)."""
         kwargs = {**self.kwargs, **changes.pop("kwargs", {})}
         return replace(self, name=name, kwargs=kwargs, **changes)
+
+
+SHIPPED_COUNT_BONUS = scoring.COUNT_BONUS
 
 
 def half(paper_id: str) -> int:
@@ -120,6 +125,7 @@ def answer(replay: Replay, variant: Variant, lookup: Callable[[str], Chunk | Non
     if recast and kwargs.get("form", "auto") == "auto":
         kwargs["form"] = recast
     forms.POLAR_QUOTE = variant.polar_quote
+    scoring.COUNT_BONUS = SHIPPED_COUNT_BONUS if variant.count_bonus is None else variant.count_bonus
     found = extractive_answer(question, replay.evidence, sufficient=replay.sufficient, **kwargs)
     if variant.abstain_below and found.sufficient and coverage(question, replay.evidence) < variant.abstain_below:
         found = insufficient_answer(question)
@@ -180,6 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--run-predictions", type=Path, help="the run's predictions file: check that the replayed baseline equals it"
     )
+    parser.add_argument(
+        "--family", action="append", choices=sorted(FAMILIES), help="replay only these families (default: all)"
+    )
     args = parser.parse_args(argv)
     from lit3r.cli.evaluate import eval_settings
 
@@ -192,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with CorpusStore(settings.home) as store:
         papers = CachedPapers(store.get)
         rows: dict[str, dict[str, Any]] = {}
-        for variant in {v.name: v for family in FAMILIES.values() for v in family}.values():  # each once
+        families = {name: FAMILIES[name] for name in args.family or FAMILIES}
+        for variant in {v.name: v for family in families.values() for v in family}.values():  # each once
             answers = [answer(r, variant, lookup) for r in replays]
             row = {"all": score(replays, answers, gold, papers)}
             for h in (0, 1):
@@ -203,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report["baseline_replay"] = same_as_run(replays, answers, papers, args.run_predictions)
             print(variant.name, json.dumps(row["all"]), file=sys.stderr)
     report["variants"] = rows
-    report["cross_validation"] = {name: cross_validate(family, rows) for name, family in FAMILIES.items()}
+    report["cross_validation"] = {name: cross_validate(family, rows) for name, family in families.items()}
     text = json.dumps(report, indent=2)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -280,6 +290,9 @@ FAMILIES: dict[str, list[Variant]] = {
     "body before abstract": [
         Variant("+ body, yes/no", BODY, recast=YES_NO),
         Variant("yes/no without body first", {**BODY, "prefer_body": False}, recast=YES_NO),
+    ],
+    "count of what is asked": [
+        Variant(f"reader, count bonus {b:g}", {}, count_bonus=b) for b in (0.0, 1.0, 2.0, 3.0, 5.0)
     ],
     "abstain on low coverage": [
         Variant("+ body, yes/no", BODY, recast=YES_NO),

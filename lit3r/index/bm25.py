@@ -45,6 +45,12 @@ def tokenize(texts: list[str], settings: BM25Settings) -> list[list[str]]:
     )
 
 
+def stem_word(word: str, settings: BM25Settings) -> str:
+    """One lower-cased word as :func:`tokenize` stems it (stop words too: the caller decides what to keep)."""
+    word = word.lower()
+    return _stemmer(settings.stemmer).stemWord(word) if settings.stemmer else word
+
+
 class BM25Index:
     """A BM25 index over documents with string ids; use :meth:`build` or :meth:`load` to make one."""
 

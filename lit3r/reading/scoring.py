@@ -16,6 +16,12 @@ percentage``, ``what proportion``, ...), a sentence that already matches and con
 for percentage questions only sentences with ``%`` or ``percent`` get it. A sentence with no
 matching term always scores 0.
 
+Count bonus: a "how many N" question asks for a count of N, so a matching sentence that counts N (a number, in
+digits or words, followed within three words by N: "670 tweets", "a three-layer network", "1,240 questions")
+gets ``COUNT_BONUS`` more on top of the numeric bonus; any number is weaker evidence than a count of what is
+asked. A count qualified by a data split ("1,000 test questions") counts a part, and only counts for a question
+that names a split itself.
+
 Subject bonus (:func:`subject_factors`, when the reader knows the papers' titles): a unit of a paper whose title
 holds a share ``s`` of the question's terms scores ``1 + SUBJECT_BONUS * s`` times as much. A question about a
 named thing ("How many questions does LocatorQA contain?", "What candidate budget is recommended for
@@ -36,11 +42,15 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from lit3r.index.bm25 import tokenize
+from lit3r.index.bm25 import stem_word, tokenize
+from lit3r.reading.conditions import SPLIT_WORDS
 from lit3r.settings import BM25Settings
 
 NUMBER_BONUS = 1.0
 """Relative score bonus for a matching sentence with a number, when the question asks for a quantity."""
+
+COUNT_BONUS = 3.0
+"""Further relative bonus for a sentence counting what a "how many N" question counts (:func:`count_bonus`)."""
 
 QUESTION_WORDS = frozenset(
     {"how", "many", "much", "what", "which", "who", "whom", "whose", "when", "where", "why", "whether"}
@@ -62,6 +72,15 @@ _DIGIT = re.compile(
     r"|thousand|million|half|halves|halved|halving|twice|double[sd]?|doubling|triple[sd]?|dozen)\b",
     re.IGNORECASE,
 )
+_HOW_MANY = re.compile(r"\bhow many\s+([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})", re.IGNORECASE)
+_NOT_COUNTED = frozenset({"in", "of", "on", "for", "to", "from", "with", "by", "at", "per", "there", "they", "we"})
+"""Words that end the counted phrase after "how many" (with :data:`QUESTION_WORDS`): "how many layers in ..."."""
+_COUNT = re.compile(
+    r"(?<![\w.])(?:\d+(?:,\d{3})*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
+    r"|forty|fifty|hundred|thousand|million)(?![\w%.,]|\s*(?:%|per ?cent))((?:[\s-]+[^\W\d_][\w]*){1,3})",
+    re.IGNORECASE,
+)
+"""A number (not a percentage) and the (up to) three words after it."""
 CHANGE_BONUS = 1.0
 """Relative score bonus for a matching sentence stating a change, when the question asks about one."""
 _CHANGE = re.compile(
@@ -130,7 +149,41 @@ def number_bonus(question: str, sentence: str) -> float:
     if not _QUANTITY.search(question):
         return 1.0
     wanted = _PERCENT if _PERCENT_QUESTION.search(question) else _DIGIT
-    return 1.0 + NUMBER_BONUS if wanted.search(sentence) else 1.0
+    return 1.0 + NUMBER_BONUS + count_bonus(question, sentence) if wanted.search(sentence) else 1.0
+
+
+def counted_noun(question: str) -> str | None:
+    """The stem of what a "how many N ..." question counts ("How many different languages are covered?" ->
+    ``languag``), or ``None``."""
+    match = _HOW_MANY.search(question)
+    if not match:
+        return None
+    phrase: list[str] = []
+    for word in match.group(1).lower().split():
+        if word in QUESTION_WORDS or word in _NOT_COUNTED:
+            break
+        phrase.append(word)
+    return stem_word(phrase[-1], _SETTINGS) if phrase else None
+
+
+def counts(sentence: str, noun: str, splits: bool = False) -> bool:
+    """Whether ``sentence`` counts ``noun`` (a stem): a number followed within three words by it. A count
+    qualified by a data split ("1,000 test questions") counts only when ``splits`` (the question names one)."""
+    for match in _COUNT.finditer(sentence):
+        words = re.split(r"[\s-]+", match.group(1).strip().lower())
+        stems = [stem_word(w, _SETTINGS) for w in words]
+        if noun in stems and (splits or not set(words[: stems.index(noun)]) & SPLIT_WORDS.keys()):
+            return True
+    return False
+
+
+def count_bonus(question: str, sentence: str) -> float:
+    """The further bonus of a sentence that counts what the question asks to count (0 otherwise)."""
+    noun = counted_noun(question)
+    if noun is None:
+        return 0.0
+    splits = bool(set(re.findall(r"[a-z]+", question.lower())) & SPLIT_WORDS.keys())
+    return COUNT_BONUS if counts(sentence, noun, splits) else 0.0
 
 
 def change_bonus(question: str, sentence: str) -> float:

@@ -9,6 +9,7 @@ import pytest
 from lit3r.answers import MARKER, OPTION_SEPARATOR, chunk_units, repair_citations, split_sentences, validate_answer
 from lit3r.models import ABSTENTION, Answer, Chunk, Locator
 from lit3r.reading import extractive_answer, lexical_scores
+from lit3r.reading.scoring import COUNT_BONUS, NUMBER_BONUS, counted_noun, counts
 
 
 def make_chunk(cid: str, text: str, *, paper: str = "toy", type: str = "text", **locator: object) -> Chunk:
@@ -113,7 +114,7 @@ def test_headers_and_titles_are_not_units() -> None:
 
 
 def test_numeric_bonus_only_for_quantity_questions() -> None:
-    sentences = ["The benchmark has many questions.", "The benchmark has 1,240 questions.", "Unrelated text."]
+    sentences = ["The benchmark has questions from Europe.", "The benchmark has questions from 2019.", "Other."]
     plain, numeric, unrelated = lexical_scores("How many questions does the benchmark have?", sentences)
     assert numeric == pytest.approx(2 * plain) and unrelated == 0.0
     plain, numeric, _ = lexical_scores("Which questions does the benchmark have?", sentences)
@@ -123,6 +124,34 @@ def test_numeric_bonus_only_for_quantity_questions() -> None:
         ["Twelve questions are unanswerable.", "12% of questions are unanswerable."],
     )
     assert percent > words
+
+
+def test_a_sentence_counting_what_the_question_counts_beats_any_other_number() -> None:
+    question = "How many questions does the benchmark have?"
+    other, counted, in_words, share = lexical_scores(
+        question,
+        [
+            "The benchmark has questions, 2019.",
+            "The benchmark has 1,240 questions.",
+            "The benchmark has twelve hundred questions.",
+            "The benchmark has questions, 31% of the questions unanswerable.",
+        ],
+    )
+    assert counted == pytest.approx(other * (1 + NUMBER_BONUS + COUNT_BONUS) / (1 + NUMBER_BONUS))
+    assert in_words > other and share < counted  # a percentage of the questions is not a count of them
+    assert counted_noun("How many different languages are covered?") == "languag"
+    assert counted_noun("How many layers in the model?") == "layer" and counted_noun("What is it?") is None
+    assert counts("a three-layer bi-directional network", "layer")
+
+
+def test_a_count_of_one_split_does_not_count_the_whole() -> None:
+    whole, part = lexical_scores(
+        "How many questions does the benchmark have?",
+        ["The benchmark has 1,240 questions.", "The benchmark has 1,000 test questions."],
+    )
+    assert whole > part
+    assert counts("the 1,000 test questions", "question", splits=True)
+    assert not counts("the 1,000 test questions", "question")
 
 
 def test_question_words_do_not_score() -> None:
