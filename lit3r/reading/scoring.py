@@ -41,6 +41,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from lit3r.index.bm25 import stem_word, tokenize
 from lit3r.reading.conditions import SPLIT_WORDS
@@ -152,6 +153,7 @@ def number_bonus(question: str, sentence: str) -> float:
     return 1.0 + NUMBER_BONUS + count_bonus(question, sentence) if wanted.search(sentence) else 1.0
 
 
+@lru_cache(maxsize=1024)
 def counted_noun(question: str) -> str | None:
     """The stem of what a "how many N ..." question counts ("How many different languages are covered?" ->
     ``languag``), or ``None``."""
@@ -177,13 +179,18 @@ def counts(sentence: str, noun: str, splits: bool = False) -> bool:
     return False
 
 
+@lru_cache(maxsize=1024)
+def names_split(question: str) -> bool:
+    """Whether the question names a data split ("test", "training", ...)."""
+    return bool(set(re.findall(r"[a-z]+", question.lower())) & SPLIT_WORDS.keys())
+
+
 def count_bonus(question: str, sentence: str) -> float:
     """The further bonus of a sentence that counts what the question asks to count (0 otherwise)."""
     noun = counted_noun(question)
     if noun is None:
         return 0.0
-    splits = bool(set(re.findall(r"[a-z]+", question.lower())) & SPLIT_WORDS.keys())
-    return COUNT_BONUS if counts(sentence, noun, splits) else 0.0
+    return COUNT_BONUS if counts(sentence, noun, names_split(question)) else 0.0
 
 
 def change_bonus(question: str, sentence: str) -> float:
