@@ -18,7 +18,8 @@ replay is the agent's reader stage, not an approximation of it).
 Papers are split into two halves by a hash of their id (``sha256(paper_id)``, first byte even or odd).
 Each family in :data:`FAMILIES` varies one rule; for each half the member with the best Answer F1 on
 the *other* half is scored on this one, so a choice is never scored on the questions it was chosen on.
-Retrieval is not rerun, so the figures isolate the reader.
+Retrieval is not rerun, so the figures isolate the reader. ``--family NAME`` (repeatable) replays only the named
+families of :data:`FAMILIES` (e.g. ``--family "count of what is asked"``).
 """
 
 from __future__ import annotations
