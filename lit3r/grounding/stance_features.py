@@ -52,7 +52,8 @@ UP = frozenset(
     positive positively accelerate accelerates accelerated strengthen strengthens strengthened larger longer
     augment augments augmented boost boosts boosted rise rises rose amplify amplifies amplified facilitate
     facilitates facilitated grow grows grew double doubles doubled exacerbate exacerbates exacerbated worsen
-    worsens worsened beneficial benefit benefits protective superior""".split()
+    worsens worsened beneficial benefit benefits protective superior highest largest greatest longest best fast
+    faster fastest quick quicker quickest quickly rapidly""".split()
 )
 DOWN = frozenset(
     """decrease decreases decreased decreasing lower low less fewer reduce reduces reduced reducing reduction
@@ -62,7 +63,8 @@ DOWN = frozenset(
     negative negatively delay delays delayed slow slows slowed weaken weakens weakened smaller shorter decline
     declines declined loss lose loses lost counteract counteracts counteracted abolish abolishes abolished
     limit limits limited fall falls fell drop drops dropped halve halves halved shrink shrinks repress represses
-    repressed deplete depletes depleted harmful harm inferior""".split()
+    repressed deplete depletes depleted harmful harm inferior lowest smallest shortest fewest worst slower
+    slowest slowly""".split()
 )
 
 
@@ -153,11 +155,25 @@ def _polarity(tokens: Sequence[str]) -> int:
     :data:`NEGATION_SCOPE`): "reduces" -1, "does not reduce" +1 (it denies the decrease), "no increase" -1."""
     total = 0
     for i, token in enumerate(tokens):
-        sign = (token in UP_FORMS) - (token in DOWN_FORMS)
+        sign = _sign(token)
+        if token in GRADERS and i + 1 < len(tokens) and _sign(tokens[i + 1]):
+            continue  # "more slowly" asserts what "slowly" does, "less harmful" the reverse (below)
+        if sign and i and tokens[i - 1] == "less":
+            sign = -sign
         if sign and _negated(tokens[max(0, i - NEGATION_SCOPE) : i]):
             sign = -sign
         total += sign
     return (total > 0) - (total < 0)
+
+
+GRADERS = frozenset({"more", "less"})
+"""Comparatives that grade the direction word after them rather than assert one of their own: "more slowly" is
+slower (down), "less harmful" is up."""
+
+
+def _sign(token: str) -> int:
+    """+1 for a word asserting "more", -1 for "less", 0 otherwise."""
+    return (token in UP_FORMS) - (token in DOWN_FORMS)
 
 
 def denies(claim: Text, sentence: Text) -> bool:

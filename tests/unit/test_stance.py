@@ -66,6 +66,15 @@ def test_a_negation_flips_the_direction_word_it_governs_and_inflections_count() 
     assert Text.of("Reranking lowered recall.").polarity == -1 and Text.of("It is lowering it.").polarity == -1
 
 
+def test_superlatives_speed_words_and_graded_comparatives_assert_a_direction() -> None:
+    from lit3r.grounding.stance_features import Text
+
+    assert Text.of("It is the slowest component.").polarity == -1 and Text.of("It is the fastest.").polarity == 1
+    assert Text.of("It reaches the highest recall.").polarity == 1 and Text.of("The lowest cost.").polarity == -1
+    assert Text.of("It encodes passages more slowly.").polarity == -1  # "more" grades "slowly", not "more" of it
+    assert Text.of("The drug is less harmful.").polarity == 1 and Text.of("It is more effective.").polarity == 1
+
+
 DEMO = Path(__file__).resolve().parents[2] / "lit3r" / "demo" / "papers"
 
 
@@ -98,6 +107,12 @@ def demo_chunks(name: str) -> list[Passage]:
         (
             "Evidence verification does not reduce the share of answers with unsupported claims.",
             "demo-evidence-verification",
+            "contradicts",
+        ),
+        # the paper: "remains the fastest component of a hybrid pipeline"
+        (
+            "The tuned sparse system is the slowest component of a hybrid pipeline.",
+            "demo-sparse-retrieval",
             "contradicts",
         ),
     ],
