@@ -46,6 +46,7 @@ from lit3r.grounding.verify import verify_answer
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, Chunk
 from lit3r.reading import extractive_answer, forms, scoring
+from lit3r.reading.counted import counting_chunks
 from lit3r.reading.extractive import body_first
 from lit3r.reading.quotes import candidates
 from lit3r.reading.scoring import lexical_scores, query_terms, terms
@@ -59,6 +60,8 @@ class Replay:
     question: QasperQuestion
     evidence: list[Chunk]
     sufficient: bool
+    completed: list[Chunk]
+    """The evidence as the agent now completes it (:func:`lit3r.reading.counted.counting_chunks`)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ class Variant:
     """Abstain when the quoted unit's question-term coverage (:func:`coverage`) is below this (0: never)."""
     count_bonus: float | None = None
     """:data:`lit3r.reading.scoring.COUNT_BONUS` for this variant (``None``: the shipped value)."""
+    completed: bool = True
+    """Read the evidence as the agent completes it now (``Replay.completed``); ``False``: as the trace has it."""
 
     def but(self, name: str, **changes: Any) -> Variant:
         """This variant with some fields changed (``kwargs`` merged)."""
@@ -114,7 +119,8 @@ def load_replays(data: Path, traces: Path, index: CorpusIndex) -> list[Replay]:
             )
         step = read_step(trace)
         evidence = [index.chunk_by_id[c] for c in step.get("evidence") or []]
-        replays.append(Replay(question, evidence, bool(step.get("sufficient"))))
+        completed = counting_chunks(evidence, index.chunks_by_paper, " ".join(question.text.split()))
+        replays.append(Replay(question, evidence, bool(step.get("sufficient")), completed))
     return replays
 
 
@@ -127,8 +133,9 @@ def answer(replay: Replay, variant: Variant, lookup: Callable[[str], Chunk | Non
         kwargs["form"] = recast
     forms.POLAR_QUOTE = variant.polar_quote
     scoring.COUNT_BONUS = SHIPPED_COUNT_BONUS if variant.count_bonus is None else variant.count_bonus
-    found = extractive_answer(question, replay.evidence, sufficient=replay.sufficient, **kwargs)
-    if variant.abstain_below and found.sufficient and coverage(question, replay.evidence) < variant.abstain_below:
+    evidence = replay.completed if variant.completed else replay.evidence
+    found = extractive_answer(question, evidence, sufficient=replay.sufficient, **kwargs)
+    if variant.abstain_below and found.sufficient and coverage(question, evidence) < variant.abstain_below:
         found = insufficient_answer(question)
     found = repair_citations(found, lookup)
     verified, _ = verify_answer(found, lambda c: (lookup(c) or Chunk.model_construct(text=None)).text, ExactJudge())
@@ -294,6 +301,10 @@ FAMILIES: dict[str, list[Variant]] = {
     ],
     "count of what is asked": [
         Variant(f"reader, count bonus {b:g}", {}, count_bonus=b) for b in (0.0, 1.0, 2.0, 3.0, 5.0)
+    ],
+    "counts beyond the evidence": [
+        Variant("reader, the trace's evidence", {}, completed=False),
+        Variant("reader, counting chunks added", {}),
     ],
     "abstain on low coverage": [
         Variant("+ body, yes/no", BODY, recast=YES_NO),

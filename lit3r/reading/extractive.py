@@ -23,6 +23,7 @@ the reader does.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
@@ -33,7 +34,7 @@ from lit3r.reading.assurance import MIN_COVERAGE, coverage, kind_supplied
 from lit3r.reading.conditions import contradicts_split, split_contexts
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, joined, render
-from lit3r.reading.scoring import lexical_scores, query_terms, subject_factors, terms
+from lit3r.reading.scoring import counted_noun, counts, lexical_scores, names_split, query_terms, subject_factors, terms
 from lit3r.reading.selector import SelectorModel, kept_units, load_selector
 from lit3r.reading.tables import superlative_cell, with_cells
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
@@ -53,6 +54,9 @@ available as ``form="quantity"`` and ``form="span"``.
 Scorer = Callable[[str, list[str]], list[float]]
 """``scorer(question, texts) -> one score per text``, higher is better (e.g. ``Reranker.score``)."""
 
+_OF_THEM = re.compile(r"\b(how many) of them\b", re.IGNORECASE)
+"""A second ask counting what the first counted ("..., and how many of them are unanswerable?")."""
+
 REDUNDANCY = 0.8
 """Two sentences whose term sets have at least this Jaccard similarity are redundant."""
 
@@ -71,8 +75,8 @@ def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, rela
     eligible.sort(key=lambda cs: (-cs[1], cs[0].rank, cs[0].unit.start))
     chosen: list[Candidate] = []
     chosen_terms: list[set[str]] = []
-    for (candidate, _), counts in zip(eligible, terms([c.text for c, _ in eligible]), strict=True):
-        unit_terms = set(counts)
+    for (candidate, _), term_counts in zip(eligible, terms([c.text for c, _ in eligible]), strict=True):
+        unit_terms = set(term_counts)
         if candidate.text in {c.text for c in chosen} or any(_redundant(unit_terms, t) for t in chosen_terms):
             continue
         chosen.append(candidate)
@@ -83,16 +87,26 @@ def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, rela
     return sorted(chosen, key=lambda c: (chunk_order[id(c.chunk)], c.unit.start))
 
 
-def body_first(scored: list[tuple[Candidate, float]], min_score: float) -> list[tuple[Candidate, float]]:
+def body_first(
+    scored: list[tuple[Candidate, float]], min_score: float, question: str | None = None
+) -> list[tuple[Candidate, float]]:
     """The scored units without the title-abstract ones, unless only those score above ``min_score``.
 
     An abstract summarises the paper in the words a question about it is likely to use, so its sentences
     match a question as well as or better than the body's, while the details the question asks for (the
     dataset's name, the number, the condition) are stated in the body. The body's best match is
-    quoted when there is one; the abstract answers when nothing else does.
+    quoted when there is one; the abstract answers when nothing else does. A "how many N" ``question`` keeps
+    the abstract's units that count N (:func:`~lit3r.reading.scoring.counts`) beside the body's: a count is the
+    detail asked for, and a paper may state it only there ("a benchmark of 1,240 questions").
     """
     body = [(c, s) for c, s in scored if c.chunk.type != "title_abstract"]
-    return body if any(s > min_score for _, s in body) else scored
+    if not any(s > min_score for _, s in body):
+        return scored
+    noun = counted_noun(question) if question else None
+    if noun is None:
+        return body
+    splits = names_split(question)
+    return [(c, s) for c, s in scored if c.chunk.type != "title_abstract" or counts(c.scoring_text, noun, splits)]
 
 
 def about_subject(
@@ -183,15 +197,19 @@ def selected_answer(
 def compound_answer(
     question: str, parts: Sequence[str], evidence: Sequence[Chunk], answer: Callable[[str, Sequence[Chunk]], Answer]
 ) -> Answer:
-    """The answer to a question that asks two things (:func:`~lit3r.answers.question.question_parts`): the whole
-    question answered as one from the evidence (the first ask's words alone lose what the second says about
-    it), then the second ask from the papers that answered it (the same subject: "..., and what does it cost?"),
-    added unless it abstains or quotes what the first answer quoted."""
-    first = answer(question, evidence)
+    """The answer to a question that asks two things (:func:`~lit3r.answers.question.question_parts`): the first
+    ask answered from the evidence in its own words (the whole question's words mix both asks: "How many
+    questions does LocatorQA contain, and how many of them are unanswerable?" as one is answered by the count of
+    the unanswerable ones), then the second ask from the papers that answered it (the same subject: "..., and what
+    does it cost?"; "how many of them" counts what the first ask counted), added unless it abstains or quotes what
+    the first answer quoted."""
+    first = answer(parts[0], evidence)
     if not first.sufficient:
         return first
     papers = {c.paper_id for c in first.citations}
-    second = answer(parts[1], [c for c in evidence if c.paper_id in papers])
+    noun = counted_noun(parts[0])
+    second_ask = _OF_THEM.sub(rf"\1 of the {noun}", parts[1]) if noun else parts[1]
+    second = answer(second_ask, [c for c in evidence if c.paper_id in papers])
     quoted = {(c.chunk_id, q) for c in first.citations for q in c.quotes or [c.quote]}
     if not second.sufficient or {(c.chunk_id, q) for c in second.citations for q in c.quotes or [c.quote]} <= quoted:
         return first.model_copy(update={"question": question})
@@ -287,7 +305,7 @@ def extractive_answer(
         return selected_answer(question, pool, lexical, model, min_coverage)
     scored = list(zip(pool, lexical, strict=True))
     if prefer_body:
-        scored = body_first(scored, min_score)
+        scored = body_first(scored, min_score, question)
     contexts = split_contexts(evidence)
     scored = [(c, s) for c, s in scored if not contradicts_split(question, c.scoring_text, *contexts(c.chunk))]
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"

@@ -73,7 +73,9 @@ _DIGIT = re.compile(
     r"|thousand|million|half|halves|halved|halving|twice|double[sd]?|doubling|triple[sd]?|dozen)\b",
     re.IGNORECASE,
 )
-_HOW_MANY = re.compile(r"\bhow many\s+([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})", re.IGNORECASE)
+_HOW_MANY = re.compile(
+    r"\bhow many\s+(?:of\s+(?:the|these|those)\s+)?([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})", re.IGNORECASE
+)
 _NOT_COUNTED = frozenset({"in", "of", "on", "for", "to", "from", "with", "by", "at", "per", "there", "they", "we"})
 """Words that end the counted phrase after "how many" (with :data:`QUESTION_WORDS`): "how many layers in ..."."""
 _COUNT = re.compile(
@@ -82,6 +84,8 @@ _COUNT = re.compile(
     re.IGNORECASE,
 )
 """A number (not a percentage) and the (up to) three words after it."""
+_NUMBER_OF = re.compile(r"\b(?:numbers?|counts?)\s+of\s+([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,2})", re.IGNORECASE)
+""""Number of N" (up to three words after "of"): a text stating numbers under it counts N (a table's caption)."""
 CHANGE_BONUS = 1.0
 """Relative score bonus for a matching sentence stating a change, when the question asks about one."""
 _CHANGE = re.compile(
@@ -155,8 +159,8 @@ def number_bonus(question: str, sentence: str) -> float:
 
 @lru_cache(maxsize=1024)
 def counted_noun(question: str) -> str | None:
-    """The stem of what a "how many N ..." question counts ("How many different languages are covered?" ->
-    ``languag``), or ``None``."""
+    """The stem of what a "how many N ..." or "how many of the N ..." question counts ("How many different
+    languages are covered?" -> ``languag``), or ``None`` ("How many of them ...?")."""
     match = _HOW_MANY.search(question)
     if not match:
         return None
@@ -169,10 +173,14 @@ def counted_noun(question: str) -> str | None:
 
 
 def counts(sentence: str, noun: str, splits: bool = False) -> bool:
-    """Whether ``sentence`` counts ``noun`` (a stem): a number followed within three words by it. A count
+    """Whether ``sentence`` counts ``noun`` (a stem): a number followed within three words by it ("1,240
+    questions"), or numbers stated under "number of" it (a table captioned "Number of questions per split"). A count
     qualified by a data split ("1,000 test questions") counts only when ``splits`` (the question names one)."""
-    for match in _COUNT.finditer(sentence):
-        words = re.split(r"[\s-]+", match.group(1).strip().lower())
+    found = [m.group(1) for m in _COUNT.finditer(sentence)]
+    if _NUMBER.search(sentence):
+        found += [m.group(1) for m in _NUMBER_OF.finditer(sentence)]
+    for phrase in found:
+        words = re.split(r"[\s-]+", phrase.strip().lower())
         stems = [stem_word(w, _SETTINGS) for w in words]
         if noun in stems and (splits or not set(words[: stems.index(noun)]) & SPLIT_WORDS.keys()):
             return True

@@ -18,6 +18,7 @@ from lit3r.grounding.judge import Judge, JudgeError
 from lit3r.grounding.judges.exact import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Answer
+from lit3r.reading.counted import counting_chunks
 from lit3r.reading.tables import referenced_tables
 from lit3r.retrieval import fusion
 from lit3r.retrieval.gate import passes
@@ -79,8 +80,9 @@ def synthesize_answer(
     retriever = tools.settings.retriever
     grouped = dict(fusion.top_chunks_per_paper(pool, paper_of, papers=len(pool), per_paper=retriever.reader_chunks))
     read = [p for p in papers if grouped.get(p)][: retriever.reader_papers]
-    evidence = referenced_tables(
-        [index.chunk_by_id[c] for p in read for c in grouped[p]], index.chunks_by_paper, question
+    pooled = [index.chunk_by_id[c] for p in read for c in grouped[p]]
+    evidence = counting_chunks(
+        referenced_tables(pooled, index.chunks_by_paper, question), index.chunks_by_paper, question
     )
     sufficient = bool(evidence) and passes(best_score, tools.gate)
     with tools.recorder.step("read", tools.reader.name) as data:

@@ -41,6 +41,14 @@ def test_a_demo_question_is_answered_with_the_words_that_answer_it(session, ques
     assert answer.citations[0].paper_id == paper
 
 
+def test_the_benchmarks_size_is_answered_by_the_benchmark_paper(session) -> None:
+    # The evidence-verification paper's "1,000 test questions of LocatorQA, of which 120 are unanswerable" counts
+    # one split; the benchmark paper's abstract and Table 1 count all of them.
+    answer = session.ask("How many questions does LocatorQA contain, and how many of them are unanswerable?")
+    assert "1,240 questions" in answer.text and "Unanswerable | 29 | 120 | 149" in answer.text, answer.text
+    assert {c.paper_id for c in answer.citations} == {"demo-benchmark"}
+
+
 def test_the_question_the_demo_corpus_cannot_answer_abstains(session) -> None:
     # Every demo paper reports recall on the development set only; the sparse-retrieval paper's "0.61 recall at
     # 10" names no split, but its paper says it answers "on the development split of LocatorQA".

@@ -154,6 +154,15 @@ def test_a_count_of_one_split_does_not_count_the_whole() -> None:
     assert not counts("the 1,000 test questions", "question")
 
 
+def test_numbers_under_number_of_count_it_and_how_many_of_the_asks_for_a_count() -> None:
+    caption = "Table 1: Number of questions per family and split.\nFamily | Total\nLookup | 1,091"
+    assert counts(caption, "question")
+    assert not counts("The number of questions is large.", "question")  # no number stated
+    assert not counts("Number of test questions per family: 120", "question")  # a split's count
+    assert counted_noun("How many of the tweets are sarcastic?") == "tweet"
+    assert counted_noun("How many of them are unanswerable?") is None
+
+
 def test_question_words_do_not_score() -> None:
     assert lexical_scores("How many does what?", ["How many does what.", "Other text."]) == [0.0, 0.0]
 

@@ -1,4 +1,4 @@
-"""A question that asks two things gets both answered: the whole question first, the second ask from the paper
+"""A question that asks two things gets both answered: the first ask in its own words, the second from the paper
 that answered it; one answer with one marker per chunk."""
 
 from __future__ import annotations
@@ -84,3 +84,28 @@ def test_one_chunk_cited_by_both_asks_keeps_one_number_and_both_quotes() -> None
     ]
     assert citation.quote == chunk.text
     assert validate_answer(answer, {chunk.id: chunk}.get) == []
+
+
+def test_each_ask_is_answered_in_its_own_words_and_them_counts_what_the_first_counted() -> None:
+    abstract = Chunk(
+        id="bench::c0000", paper_id="bench", type="title_abstract",
+        text="We introduce LocatorQA, a benchmark of 1,240 questions. Twelve percent are unanswerable.",
+    )  # fmt: skip
+    table = Chunk(
+        id="bench::c0003", paper_id="bench", type="table",
+        text="Table 1: Number of questions per family and split.\nFamily | Development | Test | Total\n"
+        "Lookup | 211 | 880 | 1,091\nUnanswerable | 29 | 120 | 149",
+        locator=Locator(section="2 The Dataset", object_id="Table 1"),
+    )  # fmt: skip
+    body = Chunk(
+        id="bench::c0004", paper_id="bench", type="text",
+        text="For unanswerable questions, two annotators confirmed that no paper reports the requested fact.",
+    )  # fmt: skip
+    question = "How many questions does LocatorQA contain, and how many of them are unanswerable?"
+    answer = extractive_answer(question, [body, table, abstract])
+    # The first ask alone is answered by the abstract's count of all the questions (the whole question's words
+    # favour the unanswerable row); "them" makes the second ask a count of questions, so the row counting them
+    # beats the sentence counting annotators.
+    assert answer.text == (
+        "We introduce LocatorQA, a benchmark of 1,240 questions. [1] Unanswerable | 29 | 120 | 149 [2]"
+    ), answer.text
