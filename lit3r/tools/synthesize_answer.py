@@ -3,10 +3,14 @@
 The reader gets the best pooled chunks (``reader_chunks`` of each) of the final papers (at most ``reader_papers``
 papers), with the table chunk a chosen chunk names ("Table 1 gives ...") added after it, and every table of
 the papers read when the question asks for an extreme
-(:func:`lit3r.reading.tables.referenced_tables`), unless the gate says the evidence is insufficient: then it
-abstains. Its answer's citations are validated and repaired against the corpus (a ``read`` step), then every
-claim is judged against the chunks it cites (a ``verify`` step, when a judge is configured): unsupported
-sentences are removed or marked as ``settings.grounding`` says.
+(:func:`lit3r.reading.tables.referenced_tables`), and for a "how many N" question whose evidence counts no N the
+papers' chunks that do (:func:`lit3r.reading.counted.counting_chunks`), unless the gate says the evidence is
+insufficient: then it abstains. A question whether named papers agree on a value ("Do the sparse retrieval and rank
+fusion papers agree on ...?") is answered by reading each named paper on its own instead
+(:func:`lit3r.reading.agreement.agreement_answer`; a ``read`` step named ``agreement``). Its answer's citations
+are validated and repaired against the corpus (a ``read`` step), then every claim is judged against the chunks
+it cites (a ``verify`` step, when a judge is configured): unsupported sentences are removed or marked as
+``settings.grounding`` says.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from lit3r.grounding.judge import Judge, JudgeError
 from lit3r.grounding.judges.exact import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Answer
+from lit3r.reading.agreement import agreement_answer
 from lit3r.reading.counted import counting_chunks
 from lit3r.reading.tables import referenced_tables
 from lit3r.retrieval import fusion
@@ -25,21 +30,22 @@ from lit3r.retrieval.gate import passes
 from lit3r.tools.context import ToolContext
 
 
-def judge_for(tools: ToolContext, answer: Answer) -> Judge | None:
-    """The judge of an answer: the exact check for text the extractive reader wrote (itself or as the LLM reader's
-    fallback: its promise is verbatim quotes), else the configured judge."""
+def judge_for(tools: ToolContext, answer: Answer, quoted: bool = False) -> Judge | None:
+    """The judge of an answer: the exact check for text the extractive reader wrote (itself, as the LLM reader's
+    fallback, or for the papers compared, ``quoted``: its promise is verbatim quotes), else the configured judge."""
     if tools.judge is None:
         return None
-    extractive = tools.reader.name == "extractive" or any(f.stage == "read" for f in answer.fallback_steps)
+    extractive = quoted or tools.reader.name == "extractive" or any(f.stage == "read" for f in answer.fallback_steps)
     return ExactJudge() if extractive else tools.judge
 
 
-def verified(tools: ToolContext, answer: Answer) -> Answer:
+def verified(tools: ToolContext, answer: Answer, quoted: bool = False) -> Answer:
     """The answer after claim verification (a ``verify`` trace event with every verdict); as is without a judge.
 
-    A judge that fails (its model call) leaves the answer unverified; the error is in the event.
+    A judge that fails (its model call) leaves the answer unverified; the error is in the event. ``quoted``: the
+    answer is made of verbatim quotes by lit3r itself (:func:`judge_for`).
     """
-    judge = judge_for(tools, answer)
+    judge = judge_for(tools, answer, quoted)
     if judge is None or not answer.sufficient:
         return answer
     settings = tools.settings.grounding
@@ -64,6 +70,15 @@ def verified(tools: ToolContext, answer: Answer) -> Answer:
     return checked.model_copy(update={"verified_by": judge.name})
 
 
+def compared_papers(tools: ToolContext, question: str, candidates: Sequence[str]) -> Answer | None:
+    """The answer to "Do <papers> agree on <value>?" from each named paper read on its own
+    (:func:`lit3r.reading.agreement.agreement_answer`), or None for any other question. The names are looked up
+    among the ``candidates`` (the papers retrieval found, within any restriction of the question)."""
+    index = tools.index
+    titles = {p: paper.title for p in candidates if (paper := index.papers.get(p)) and paper.title}
+    return agreement_answer(question, titles, index.chunks_by_paper)
+
+
 def synthesize_answer(
     tools: ToolContext,
     question: str,
@@ -85,11 +100,14 @@ def synthesize_answer(
         referenced_tables(pooled, index.chunks_by_paper, question), index.chunks_by_paper, question
     )
     sufficient = bool(evidence) and passes(best_score, tools.gate)
-    with tools.recorder.step("read", tools.reader.name) as data:
+    compared = compared_papers(tools, question, papers) if sufficient and not options else None
+    with tools.recorder.step("read", "agreement" if compared else tools.reader.name) as data:
         data.update(evidence=[c.id for c in evidence], sufficient=sufficient, best_score=best_score)
-        answer = tools.reader(question, evidence, options, sufficient)
+        answer = compared or tools.reader(question, evidence, options, sufficient)
+        if compared:
+            data["compared"] = [c.paper_id for c in compared.citations]
         data["problems"] = validate_answer(answer, index.chunk_by_id.get, options)
         answer = repair_citations(answer, index.chunk_by_id.get)
         data["citations"] = [c.chunk_id for c in answer.citations]
-    answer = verified(tools, answer)
+    answer = verified(tools, answer, quoted=compared is not None)
     return answer.model_copy(update={"candidate_papers": papers, "rounds": rounds})

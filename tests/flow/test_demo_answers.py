@@ -49,6 +49,17 @@ def test_the_benchmarks_size_is_answered_by_the_benchmark_paper(session) -> None
     assert {c.paper_id for c in answer.citations} == {"demo-benchmark"}
 
 
+def test_the_question_that_needs_two_papers_compares_their_values(session) -> None:
+    answer = session.ask("Do the sparse retrieval and rank fusion papers agree on the recall at 10 of tuned BM25?")
+    assert answer.option == "Yes" and answer.text.count("0.44") == 2, answer.text
+    assert [c.paper_id for c in answer.citations] == ["demo-sparse-retrieval", "demo-rank-fusion"]
+    restricted = session.ask(
+        "Do the sparse retrieval and rank fusion papers agree on the recall at 10 of tuned BM25?",
+        allowed_papers=["demo-sparse-retrieval"],
+    )
+    assert {c.paper_id for c in restricted.citations} <= {"demo-sparse-retrieval"}, restricted.text
+
+
 def test_the_question_the_demo_corpus_cannot_answer_abstains(session) -> None:
     # Every demo paper reports recall on the development set only; the sparse-retrieval paper's "0.61 recall at
     # 10" names no split, but its paper says it answers "on the development split of LocatorQA".
