@@ -5,8 +5,8 @@ Retrieval pools the chunks that match the whole question, so one paper's answeri
 yes/no reading of one sentence cannot compare two papers. :func:`agreement_answer` reads each named paper on its own
 instead:
 
-1. the question is "Do / Does / Did <names> agree on <topic>?" with at least two names joined by "and" or commas
-   (:func:`agreement_parts`);
+1. the question is "Do / Does / Did <names> agree on <topic>?" with at least two names joined by "and" or commas,
+   and the topic names a value, not a clause ("agree on whether ..."; :func:`agreement_parts`);
 2. each name is the paper whose title holds the largest share of the name's words, at least half of them, and no
    other title as many (:func:`named_papers`); a name that picks no paper, or two names one paper, and the question
    is answered as any other;
@@ -37,6 +37,8 @@ _AGREE = re.compile(
     re.IGNORECASE,
 )
 _NAMES = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*", re.IGNORECASE)
+_NOT_A_VALUE = re.compile(r"(?:whether|that|if|how|why|what|which|who)\b", re.IGNORECASE)
+"""A topic that opens a clause ("agree on whether ...") asks about a finding, not a value: not compared here."""
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w])")
 MIN_TITLE_SHARE = 0.5
 """A name picks the paper whose title holds at least this share of its words (and more than any other title)."""
@@ -52,8 +54,11 @@ def agreement_parts(question: str) -> tuple[list[str], str] | None:
     match = _AGREE.match(question)
     if match is None:
         return None
+    topic = match.group("topic")
+    if _NOT_A_VALUE.match(topic):
+        return None
     names = [n for n in _NAMES.split(match.group("names")) if _name_terms(n)]
-    return (names, match.group("topic")) if len(names) >= 2 else None
+    return (names, topic) if len(names) >= 2 else None
 
 
 def named_papers(names: Sequence[str], titles: Mapping[str, str]) -> list[str] | None:

@@ -48,6 +48,7 @@ def test_the_question_names_its_papers_by_their_titles() -> None:
     assert named_papers(["the sparse retrieval", "rank fusion papers"], TITLES) == ["sparse", "fusion"]
     assert named_papers(["the retrieval", "rank fusion"], TITLES) is None  # two titles say "retrieval"
     assert agreement_parts("Does BM25 agree?") is None and agreement_parts("Which papers agree on k?") is None
+    assert agreement_parts("Do the sparse and fusion papers agree on whether tuning helps?") is None  # a finding
 
 
 def test_papers_stating_the_same_value_agree_with_both_quotes() -> None:
