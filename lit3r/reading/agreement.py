@@ -10,7 +10,7 @@ instead:
 2. each name is the paper whose title holds the largest share of the name's words, at least half of them, and no
    other title as many (:func:`named_papers`); a name that picks no paper, or two names one paper, and the question
    is answered as any other;
-3. each paper's chunks are read by the offline reader for "How much is the <topic>?" (a quantity question, so a unit
+3. each paper's chunks are read by the offline reader for "How much is <topic>?" (a quantity question, so a unit
    stating a number is preferred), and the numbers of the units they quote compared: a number every quote states
    answers "Yes — <quote> [1] <quote> [2]", quotes that all state numbers but none in common answer "No — ...".
    A paper that does not answer, or a quote without a number, leaves the question to the reader.
@@ -93,7 +93,7 @@ def agreement_answer(
     papers = named_papers(names, titles)
     if papers is None:
         return None
-    asked = f"How much is the {topic}?"  # a quantity question: units stating a number are preferred
+    asked = f"How much is {topic}?"  # a quantity question: units stating a number are preferred
     answers = [extractive_answer(asked, list(paper_chunks.get(p, ())), compound=False) for p in papers]
     if not all(a.sufficient and a.citations for a in answers):
         return None
