@@ -26,8 +26,9 @@ import re
 from collections.abc import Mapping, Sequence
 
 from lit3r.answers.question import OPTION_SEPARATOR
+from lit3r.grounding.stance_features import numbers
 from lit3r.models import Answer, Chunk
-from lit3r.reading.assurance import GENRE_WORDS
+from lit3r.reading.assurance import genre_terms
 from lit3r.reading.extractive import extractive_answer
 from lit3r.reading.quotes import joined
 from lit3r.reading.scoring import query_terms, terms
@@ -39,14 +40,13 @@ _AGREE = re.compile(
 _NAMES = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*", re.IGNORECASE)
 _NOT_A_VALUE = re.compile(r"(?:whether|that|if|how|why|what|which|who)\b", re.IGNORECASE)
 """A topic that opens a clause ("agree on whether ...") asks about a finding, not a value: not compared here."""
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w])")
 MIN_TITLE_SHARE = 0.5
 """A name picks the paper whose title holds at least this share of its words (and more than any other title)."""
 
 
 def _name_terms(name: str) -> set[str]:
     """A name's words that can be in a title (less "the ... papers", "study", ...)."""
-    return query_terms(name) - query_terms(" ".join(GENRE_WORDS))
+    return query_terms(name) - genre_terms()
 
 
 def agreement_parts(question: str) -> tuple[list[str], str] | None:
@@ -77,9 +77,8 @@ def named_papers(names: Sequence[str], titles: Mapping[str, str]) -> list[str] |
 
 
 def _numbers(answer: Answer) -> set[str]:
-    """The numbers an answer's quotes state (thousands separators dropped)."""
-    quoted = " ".join(q for c in answer.citations for q in (c.quotes or [c.quote]))
-    return {n.replace(",", "") for n in _NUMBER.findall(quoted)}
+    """The numbers an answer's quotes state, as the claim check reads them (``0.440`` is ``0.44``)."""
+    return numbers(" ".join(q for c in answer.citations for q in (c.quotes or [c.quote])))
 
 
 def agreement_answer(

@@ -53,7 +53,7 @@ GENRE_WORDS = (
 
 
 @functools.cache
-def _genre_terms() -> frozenset[str]:
+def genre_terms() -> frozenset[str]:
     """:data:`GENRE_WORDS` as the index's terms (stemmed once)."""
     return frozenset(terms([" ".join(GENRE_WORDS)])[0])
 
@@ -61,7 +61,7 @@ def _genre_terms() -> frozenset[str]:
 def covered_share(question: str, texts: Sequence[str], best: int) -> float:
     """The share of the question's terms (less :data:`GENRE_WORDS`), weighted by BM25 idf over ``texts``, that
     ``texts[best]`` holds (1.0 for a question without terms; 0.0 without texts)."""
-    query = query_terms(question) - _genre_terms()
+    query = query_terms(question) - genre_terms()
     if not query:
         return 1.0
     if not texts:

@@ -38,7 +38,10 @@ def test_the_papers_counts_of_what_is_asked_join_evidence_that_counts_only_a_spl
     evidence = [SPLIT, DATASET, ANNOTATION]  # "1,000 test questions" counts one split, not the benchmark
     completed = counting_chunks(evidence, PAPERS, QUESTION)
     assert [c.id for c in completed] == [SPLIT.id, DATASET.id, ANNOTATION.id, ABSTRACT.id, TABLE.id]
-    assert PER_PAPER == 2
+    more = Chunk(id="bench::c0009", paper_id="bench", type="text", text="A pilot used 40 questions.")
+    many = {**PAPERS, "bench": [*PAPERS["bench"], more]}
+    added = counting_chunks(evidence, many, QUESTION)[len(evidence) :]
+    assert [c.id for c in added] == [ABSTRACT.id, TABLE.id][:PER_PAPER]  # a paper's first ones, in reading order
 
 
 def test_nothing_is_added_when_the_evidence_counts_it_or_the_question_counts_nothing() -> None:
