@@ -80,6 +80,9 @@ class Variant:
     """:data:`lit3r.reading.scoring.COUNT_BONUS` for this variant (``None``: the shipped value)."""
     completed: bool = True
     """Read the evidence as the agent completes it now (``Replay.completed``); ``False``: as the trace has it."""
+    unsupplied: str = "answer"
+    """``"abstain"``: a quantity question whose quotes state no quantity abstains (the reader's
+    ``quantity_required`` also asks a "how many N" answer to count N)."""
 
     def but(self, name: str, **changes: Any) -> Variant:
         """This variant with some fields changed (``kwargs`` merged)."""
@@ -137,9 +140,16 @@ def answer(replay: Replay, variant: Variant, lookup: Callable[[str], Chunk | Non
     found = extractive_answer(question, evidence, sufficient=replay.sufficient, **kwargs)
     if variant.abstain_below and found.sufficient and coverage(question, evidence) < variant.abstain_below:
         found = insufficient_answer(question)
+    if variant.unsupplied != "answer" and found.sufficient and not supplies_quantity(question, found, variant):
+        found = insufficient_answer(question)
     found = repair_citations(found, lookup)
     verified, _ = verify_answer(found, lambda c: (lookup(c) or Chunk.model_construct(text=None)).text, ExactJudge())
     return verified
+
+
+def supplies_quantity(question: str, found: Answer, variant: Variant) -> bool:
+    """Whether ``found``'s quotes state a quantity, for a quantity question (``variant.unsupplied``)."""
+    return answer_form(question) != "quantity" or scoring.states_quantity(" ".join(c.quote for c in found.citations))
 
 
 def coverage(question: str, evidence: Sequence[Chunk]) -> float:
@@ -173,6 +183,10 @@ def score(
     abstained = [r for r, a in zip(replays, answers, strict=True) if not a.sufficient]
     some_unanswerable = [r for r in replays if any(a.get("unanswerable") for a in r.question.annotations)]
     hits = sum(any(a.get("unanswerable") for a in r.question.annotations) for r in abstained)
+    every = [r for r in replays if all(a.get("unanswerable") for a in r.question.annotations)]
+    every_hits = sum(all(a.get("unanswerable") for a in r.question.annotations) for r in abstained)
+    precision = every_hits / len(abstained) if abstained else 0.0
+    recall = every_hits / len(every) if every else 0.0
     return {
         "answer_f1": round(scores["answer_f1"], 4),
         "answer_f1_by_type": {k: round(v, 4) for k, v in scores["answer_f1_by_type"].items()},
@@ -182,6 +196,12 @@ def score(
         "abstained": len(abstained),
         "abstention_precision": round(hits / len(abstained), 4) if abstained else None,
         "abstention_recall": round(hits / len(some_unanswerable), 4) if some_unanswerable else None,
+        "every_annotator_unanswerable": {
+            "questions": len(every),
+            "abstention_precision": round(precision, 4),
+            "abstention_recall": round(recall, 4),
+            "abstention_f1": round(2 * precision * recall / (precision + recall), 4) if every_hits else 0.0,
+        },
     }
 
 
@@ -257,7 +277,10 @@ def cross_validate(family: Sequence[Variant], rows: Mapping[str, Mapping[str, An
     return out
 
 
-BASELINE = Variant("baseline: 3 whole sentences", {"form": "sentence", "max_sentences": 3, "prefer_body": False})
+BASELINE = Variant(
+    "baseline: 3 whole sentences",
+    {"form": "sentence", "max_sentences": 3, "prefer_body": False, "quantity_required": False},
+)
 READER = Variant("reader as shipped (form=auto)", {})
 """The reader as shipped: the default arguments of :func:`extractive_answer` (one sentence since session 7)."""
 
@@ -305,6 +328,14 @@ FAMILIES: dict[str, list[Variant]] = {
     "counts beyond the evidence": [
         Variant("reader, the trace's evidence", {}, completed=False),
         Variant("reader, counting chunks added", {}),
+    ],
+    "a quantity asked and not supplied": [
+        Variant("reader, answering without the quantity asked", {"quantity_required": False}),
+        Variant("reader, abstaining without a quantity", {"quantity_required": False}, unsupplied="abstain"),
+        READER,
+    ],
+    "coverage floor": [
+        Variant(f"reader, coverage floor {t:g}", {"min_coverage": t}) for t in (0.0, 0.15, 0.25, 0.35, 0.45)
     ],
     "abstain on low coverage": [
         Variant("+ body, yes/no", BODY, recast=YES_NO),

@@ -18,7 +18,7 @@ from lit3r.answers.question import AnswerForm, answer_form
 from lit3r.answers.sentences import Unit, chunk_units
 from lit3r.answers.validate import MARKER
 from lit3r.models import Answer, Chunk
-from lit3r.reading.scoring import query_terms, states_quantity, terms
+from lit3r.reading.scoring import counted_noun, counts, names_split, query_terms, states_quantity, terms
 
 if TYPE_CHECKING:
     from lit3r.reading.quotes import Candidate
@@ -82,14 +82,27 @@ def coverage(question: str, scored: list[tuple[Candidate, float]]) -> float:
     return covered_share(question, [c.scoring_text for c, _ in scored], best)
 
 
-def kind_supplied(kind: AnswerForm, answer: Answer) -> bool:
-    """Whether the answer has what its form asks for: a verdict for a yes/no question, a quantity (in digits or in
-    words: "halves the rate") for a quantity question."""
+def kind_supplied(kind: AnswerForm, answer: Answer, context: str = "") -> bool:
+    """Whether the answer has what its form asks for: a verdict for a yes/no question; for a quantity question a
+    quantity (in digits or in words: "halves the rate") and, when the question is "how many N", a count of N
+    (:func:`supplies_quantity`), in the answer or the sentences it quotes (a number's sentence says what it
+    counts). ``context`` is text read with the answer's (a quoted table row's caption and header)."""
     if kind == "boolean":
         return answer.option is not None
     if kind == "quantity":
-        return states_quantity(MARKER.sub(" ", answer.text))
+        quoted = " ".join(q for c in answer.citations for q in c.quotes or [c.quote])
+        return supplies_quantity(answer.question, f"{MARKER.sub(' ', answer.text)} {quoted} {context}")
     return True
+
+
+def supplies_quantity(question: str, text: str) -> bool:
+    """Whether ``text`` supplies the quantity ``question`` asks for: it states a quantity, and for a "how many N"
+    question it counts N ("How many GPUs ...?" is not answered by "... several hours to finish one epoch", nor
+    "How many annotators ...?" by "46 000 audio samples"; :func:`lit3r.reading.scoring.counts`)."""
+    if not states_quantity(text):
+        return False
+    noun = counted_noun(question)
+    return noun is None or counts(text, noun, names_split(question))
 
 
 def quoted_text(quote: str, chunk: Chunk | None, units: Sequence[Unit] = ()) -> str:

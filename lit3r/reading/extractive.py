@@ -243,6 +243,7 @@ def extractive_answer(
     selector: SelectorModel | Literal["packaged"] | None = None,
     titles: Mapping[str, str] | None = None,
     compound: bool = True,
+    quantity_required: bool = True,
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -268,6 +269,9 @@ def extractive_answer(
             higher (:func:`about_subject`); without them every paper is alike.
         compound: Answer a question that asks two things (and has no options) part by part
             (:func:`compound_answer`); ``False`` answers it as one question.
+        quantity_required: Abstain when a quantity question's answer states no quantity, or a "how many N"
+            question's counts no N (:func:`~lit3r.reading.assurance.supplies_quantity`): the evidence does not
+            supply what is asked. ``False`` quotes the best sentence anyway (``answers_question`` false).
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
@@ -280,7 +284,7 @@ def extractive_answer(
             return extractive_answer(
                 part, chunks, max_sentences=max_sentences, scorer=scorer, min_score=min_score,
                 relative_floor=relative_floor, prefer_body=prefer_body, min_coverage=min_coverage,
-                selector=selector, titles=titles, compound=False,
+                selector=selector, titles=titles, compound=False, quantity_required=quantity_required,
             )  # fmt: skip
 
         return compound_answer(question, parts, evidence, answer_part)
@@ -323,4 +327,7 @@ def extractive_answer(
         return insufficient_answer(question)
     answer = typed_answer(question, kind, chosen[0]) or with_cells(render(question, chosen), chosen)
     asked = answer_form(question)
-    return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": kind_supplied(asked, answer)})
+    supplied = kind_supplied(asked, answer, " ".join(c.unit.context for c in chosen if c.unit.context))
+    if asked == "quantity" and not supplied and quantity_required:
+        return insufficient_answer(question).model_copy(update={"confidence": round(covered, 4)})
+    return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": supplied})

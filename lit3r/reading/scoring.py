@@ -76,8 +76,14 @@ _DIGIT = re.compile(
 _HOW_MANY = re.compile(
     r"\bhow many\s+(?:of\s+(?:the|these|those)\s+)?([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})", re.IGNORECASE
 )
-_NOT_COUNTED = frozenset({"in", "of", "on", "for", "to", "from", "with", "by", "at", "per", "there", "they", "we"})
+_NOT_COUNTED = frozenset(
+    {"in", "of", "on", "for", "to", "from", "with", "by", "at", "per", "there", "they", "we"}
+    | {"the", "a", "an", "their", "its", "our", "this", "these", "those", "that", "it", "he", "she", "you", "i"}
+)
 """Words that end the counted phrase after "how many" (with :data:`QUESTION_WORDS`): "how many layers in ..."."""
+_PLURALS = frozenset({"people", "children", "men", "women", "criteria", "phenomena", "corpora"})
+"""Plural nouns without a final "s" (with those that have one, the end of the counted phrase; "data" and "media"
+are left out: they modify as often as they are counted, "data pairs")."""
 _COUNT = re.compile(
     r"(?<![\w.])(?:\d+(?:,\d{3})*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
     r"|forty|fifty|hundred|thousand|million)(?![\w%.,]|\s*(?:%|per ?cent))((?:[\s-]+[^\W\d_][\w]*){1,3})",
@@ -169,7 +175,14 @@ def counted_noun(question: str) -> str | None:
         if word in QUESTION_WORDS or word in _NOT_COUNTED:
             break
         phrase.append(word)
+        if _plural(word):  # "how many annotators labelled the audio ..." counts annotators
+            break
     return stem_word(phrase[-1], _SETTINGS) if phrase else None
+
+
+def _plural(word: str) -> bool:
+    """Whether ``word`` reads as a plural noun: "layers", "GPUs", "people" (not "class", "corpus", "this")."""
+    return word in _PLURALS or (len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")))
 
 
 def counts(sentence: str, noun: str, splits: bool = False) -> bool:

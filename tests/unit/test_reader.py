@@ -141,6 +141,8 @@ def test_a_sentence_counting_what_the_question_counts_beats_any_other_number() -
     assert in_words > other and share < counted  # a percentage of the questions is not a count of them
     assert counted_noun("How many different languages are covered?") == "languag"
     assert counted_noun("How many layers in the model?") == "layer" and counted_noun("What is it?") is None
+    assert counted_noun("How many annotators labelled the audio samples?") == "annot"  # the plural ends the phrase
+    assert counted_noun("How many sentiment labels do they explore?") == "label"
     assert counts("a three-layer bi-directional network", "layer")
 
 
@@ -161,6 +163,36 @@ def test_numbers_under_number_of_count_it_and_how_many_of_the_asks_for_a_count()
     assert not counts("Number of test questions per family: 120", "question")  # a split's count
     assert counted_noun("How many of the tweets are sarcastic?") == "tweet"
     assert counted_noun("How many of them are unanswerable?") is None
+
+
+def test_a_count_question_whose_evidence_counts_nothing_asked_abstains() -> None:
+    training = make_chunk(
+        "toy::c0005",
+        "We train the reader on GPUs with mixed precision. Fine-tuning takes several hours for one epoch. "
+        "The dataset has 46,000 audio samples.",
+        paragraph=5,
+    )
+    for question in ("How many GPUs do they train on?", "How many annotators labelled the audio samples?"):
+        answer = extractive_answer(question, [training])
+        assert not answer.sufficient and answer.text == ABSTENTION and answer.answers_question is False
+        quoted = extractive_answer(question, [training], quantity_required=False)  # the sentence the rule refuses
+        assert quoted.sufficient and quoted.answers_question is False
+    counted = make_chunk("toy::c0006", "We train the reader on eight GPUs with mixed precision.", paragraph=6)
+    answer = extractive_answer("How many GPUs do they train on?", [training, counted])
+    assert answer.text == "We train the reader on eight GPUs with mixed precision. [1]" and answer.answers_question
+    how_much = extractive_answer("How much faster is training with mixed precision?", [training])
+    assert not how_much.sufficient  # a quantity asked, none stated
+
+
+def test_a_table_row_under_a_number_of_caption_counts_what_it_numbers() -> None:
+    table = make_chunk(
+        "toy::c0007",
+        "Table 2: Number of annotators per language.\nLanguage | Annotators\nGerman | 14\nFrench | 9",
+        type="table",
+        paragraph=7,
+    )
+    answer = extractive_answer("How many annotators does German have?", [table])
+    assert answer.sufficient and answer.answers_question and "German | 14" in answer.text
 
 
 def test_question_words_do_not_score() -> None:
