@@ -12,7 +12,9 @@ deciding ones, and two logistic models (a JSON file shipped in the package, :dat
   mismatch, opposite direction, numbers the paper never states, hedges, overstatement).
 
 Each deciding sentence gets a role from its own P(supports); a paper whose deciding sentences pull both ways with
-conviction is *mixed*. Where the claim asserts a change and a deciding sentence states one, the sentences'
+conviction is *mixed*, unless the most relevant one restates the claim's finding and denies it (:func:`against`):
+then the paper contradicts the claim, and a less relevant sentence that only touches it (a table's caption) does not
+make it mixed. Where the claim asserts a change and a deciding sentence states one, the sentences'
 directions pull instead (:func:`direction_pull`: agreeing or conflicting, negations applied): a sentence on the
 claim's topic that states no change does not make the paper mixed. Where the claim's number is nowhere in the
 passages and a deciding sentence puts another in its place (:func:`renumbers`), the paper contradicts the claim.
@@ -239,6 +241,8 @@ class OfflineStance:
         pulls = {pull for pull in map(direction_pull, deciding) if pull} or {
             q.role for q in quotes if abs(q.score - 0.5) >= MIXED_MARGIN
         }
+        if against(scored[0]):  # the sentence restating the claim's finding denies it: the others only touch it
+            pulls = {"contradicts"}
         if len(pulls) == 2:
             verdict: Verdict = "mixed"
             confidence = relevance * (1.0 - abs(support - 0.5))
