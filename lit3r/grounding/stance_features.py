@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d[\d,]*(?:\.\d+)?%?")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
@@ -217,9 +217,26 @@ def _sign(token: str) -> int:
 
 def denies(claim: Text, sentence: Text) -> bool:
     """Whether one of the two negates what they share and the other does not: a negation governing a content
-    word both hold (:func:`negates_any`), not one elsewhere in the sentence."""
+    word both hold (:func:`negates_any`), not one elsewhere in the sentence, or a word one holds that the other
+    holds with a negative prefix (:func:`prefix_negated`: "sensitive" against "insensitive")."""
+    if prefix_negated(claim.stems, sentence.stems) or prefix_negated(sentence.stems, claim.stems):
+        return True
     shared = claim.stems & sentence.stems
     return negates_any(claim.tokens, shared) != negates_any(sentence.tokens, shared)
+
+
+NEGATIVE_PREFIXES = ("non-", "non", "un", "in", "ir", "il")
+"""Prefixes that negate the word they open ("insensitive", "unchanged", "non-significant", "irrelevant"). Read only
+against a text holding the word without them, and only for words of :data:`PREFIXED_MIN` letters or more, so that
+"increase" is not a negated "crease" nor "inform" a negated "form"."""
+PREFIXED_MIN = 6
+
+
+def prefix_negated(stems: frozenset[str], other: frozenset[str]) -> frozenset[str]:
+    """The ``stems`` that ``other`` holds with a negative prefix (:data:`NEGATIVE_PREFIXES`)."""
+    return frozenset(
+        s for s in stems if len(s) >= PREFIXED_MIN and any(prefix + s in other for prefix in NEGATIVE_PREFIXES)
+    )
 
 
 def negates_any(tokens: Sequence[str], stems: frozenset[str]) -> bool:
@@ -275,11 +292,21 @@ def _weighted(claim: Text, present: frozenset[str]) -> float:
     return sum(_weight(s) for s in claim.stems if s in present) / total if total else 0.0
 
 
+def _with_unprefixed(claim: Text, sentence: Text) -> Text:
+    """``sentence`` holding, besides its own stems, each claim stem it holds with a negative prefix and each prefixed
+    claim stem it holds without one: "insensitive" speaks of what "sensitive" does (the negation is read by
+    :func:`denies`)."""
+    found = prefix_negated(claim.stems, sentence.stems)  # the claim's "sensitive", the sentence's "insensitive"
+    found |= {s for s in claim.stems if prefix_negated(sentence.stems, frozenset({s}))}  # the reverse
+    return replace(sentence, stems=sentence.stems | found) if found else sentence
+
+
 def pair_features(
     claim: Text, sentence: Text, paper_stems: frozenset[str], paper_numbers: frozenset[str]
 ) -> list[float]:
     """The :data:`FEATURES` of one claim against one sentence of a paper (whose stems and numbers are given)."""
     stems = claim.stems
+    sentence = _with_unprefixed(claim, sentence)
     coverage = len(stems & sentence.stems) / len(stems) if stems else 0.0
     pairs = len(claim.pairs & sentence.pairs) / len(claim.pairs) if claim.pairs else coverage
     claim_dir_words = {t for t in claim.tokens if t in UP_FORMS or t in DOWN_FORMS}

@@ -91,6 +91,20 @@ def test_a_sentences_direction_is_read_where_it_speaks_of_what_the_claims_direct
     assert anchored_polarity(claim, elsewhere) == -1  # nothing anchored: the sentence's own direction
 
 
+def test_a_negative_prefix_denies_the_word_it_opens_and_only_that(judge) -> None:
+    from lit3r.grounding.stance_features import Text, denies
+
+    finding = Passage(
+        "p4::c0001", "We vary k from 1 to 100. Reciprocal rank fusion is insensitive to k over this range."
+    )
+    assert judge.judge("Reciprocal rank fusion is sensitive to k.", [finding]).verdict == "contradicts"
+    assert judge.judge("Reciprocal rank fusion is insensitive to k.", [finding]).verdict == "supports"
+    assert denies(Text.of("The effect was significant."), Text.of("The effect was non-significant."))
+    assert denies(Text.of("The feature is irrelevant."), Text.of("The feature is relevant."))
+    assert not denies(Text.of("Dropout increases recall."), Text.of("Dropout creases recall."))  # too short to read
+    assert not denies(Text.of("The model informs the ranking."), Text.of("The form of the ranking."))
+
+
 DEMO = Path(__file__).resolve().parents[2] / "lit3r" / "demo" / "papers"
 
 
@@ -137,6 +151,8 @@ def demo_chunks(name: str) -> list[Passage]:
             "demo-dense-small-encoders",
             "contradicts",
         ),
+        # the paper: "... and is insensitive to k over a wide range"
+        ("Reciprocal rank fusion is sensitive to k.", "demo-rank-fusion", "contradicts"),
         # the paper: "remains the fastest component of a hybrid pipeline"
         (
             "The tuned sparse system is the slowest component of a hybrid pipeline.",
