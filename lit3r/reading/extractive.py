@@ -34,7 +34,16 @@ from lit3r.reading.assurance import MIN_COVERAGE, coverage, kind_supplied
 from lit3r.reading.conditions import contradicts_split, split_contexts
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, joined, render
-from lit3r.reading.scoring import counted_noun, counts, lexical_scores, names_split, query_terms, subject_factors, terms
+from lit3r.reading.scoring import (
+    counted_noun,
+    counts,
+    drop_question_words,
+    lexical_scores,
+    names_split,
+    query_terms,
+    subject_factors,
+    terms,
+)
 from lit3r.reading.selector import SelectorModel, kept_units, load_selector
 from lit3r.reading.tables import superlative_cell, with_cells
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
@@ -56,6 +65,9 @@ Scorer = Callable[[str, list[str]], list[float]]
 
 _OF_THEM = re.compile(r"\b(how many) of them\b", re.IGNORECASE)
 """A second ask counting what the first counted ("..., and how many of them are unanswerable?")."""
+
+_IT = re.compile(r"\b(?:it|they|this|these|them)\b", re.IGNORECASE)
+"""A pronoun in a second ask that stands for what the first ask is about."""
 
 REDUNDANCY = 0.8
 """Two sentences whose term sets have at least this Jaccard similarity are redundant."""
@@ -194,22 +206,41 @@ def selected_answer(
     return answer.model_copy(update={"confidence": round(answerable, 4), "answers_question": supplied})
 
 
+def holding(wanted: set[str], scorer: Scorer) -> Scorer:
+    """``scorer`` with every sentence that holds none of the ``wanted`` terms scored 0."""
+
+    def scores(question: str, sentences: list[str]) -> list[float]:
+        held = terms(sentences)
+        return [s if wanted & ts.keys() else 0.0 for s, ts in zip(scorer(question, sentences), held, strict=True)]
+
+    return scores
+
+
 def compound_answer(
-    question: str, parts: Sequence[str], evidence: Sequence[Chunk], answer: Callable[[str, Sequence[Chunk]], Answer]
+    question: str,
+    parts: Sequence[str],
+    evidence: Sequence[Chunk],
+    answer: Callable[[str, Sequence[Chunk], set[str]], Answer],
 ) -> Answer:
     """The answer to a question that asks two things (:func:`~lit3r.answers.question.question_parts`): the first
     ask answered from the evidence in its own words (the whole question's words mix both asks: "How many
     questions does LocatorQA contain, and how many of them are unanswerable?" as one is answered by the count of
     the unanswerable ones), then the second ask from the papers that answered it (the same subject: "..., and what
-    does it cost?"; "how many of them" counts what the first ask counted), added unless it abstains or quotes what
-    the first answer quoted."""
-    first = answer(parts[0], evidence)
+    does it cost?"; "how many of them" counts what the first ask counted; "it" stands for what the first ask is
+    about, and the second answer must hold a word of the second ask's own), added unless it abstains or quotes what
+    the first answer quoted. ``answer(ask, chunks, wanted)`` answers one ask from sentences holding a ``wanted``
+    term (any sentence when empty)."""
+    first = answer(parts[0], evidence, set())
     if not first.sufficient:
         return first
     papers = {c.paper_id for c in first.citations}
     noun = counted_noun(parts[0])
     second_ask = _OF_THEM.sub(rf"\1 of the {noun}", parts[1]) if noun else parts[1]
-    second = answer(second_ask, [c for c in evidence if c.paper_id in papers])
+    wanted: set[str] = set()
+    if second_ask == parts[1] and _IT.search(second_ask):  # "..., and what does it cost?": it is what the first asked
+        second_ask = _IT.sub(f"({drop_question_words(parts[0]).strip(' ?')})", second_ask, count=1)
+        wanted = query_terms(parts[1]) - query_terms(parts[0])
+    second = answer(second_ask, [c for c in evidence if c.paper_id in papers], wanted)
     quoted = {(c.chunk_id, q) for c in first.citations for q in c.quotes or [c.quote]}
     if not second.sufficient or {(c.chunk_id, q) for c in second.citations for q in c.quotes or [c.quote]} <= quoted:
         return first.model_copy(update={"question": question})
@@ -280,9 +311,10 @@ def extractive_answer(
     parts = question_parts(question) if compound and not options and form == "auto" and sufficient else [question]
     if len(parts) > 1:
 
-        def answer_part(part: str, chunks: Sequence[Chunk]) -> Answer:
+        def answer_part(part: str, chunks: Sequence[Chunk], wanted: set[str]) -> Answer:
             return extractive_answer(
-                part, chunks, max_sentences=max_sentences, scorer=scorer, min_score=min_score,
+                part, chunks, max_sentences=max_sentences, min_score=min_score,
+                scorer=holding(wanted, scorer or lexical_scores) if wanted else scorer,
                 relative_floor=relative_floor, prefer_body=prefer_body, min_coverage=min_coverage,
                 selector=selector, titles=titles, compound=False, quantity_required=quantity_required,
             )  # fmt: skip

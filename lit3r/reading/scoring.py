@@ -107,6 +107,8 @@ B = 0.75
 _WORD = re.compile(r"[^\W\d_]+")
 
 _SETTINGS = BM25Settings()
+_COST = stem_word("cost", _SETTINGS)
+_COST_WORD = re.compile(r"\bcost", re.IGNORECASE)
 
 
 def _numbers(text: str) -> list[str]:
@@ -120,21 +122,39 @@ def _numbers(text: str) -> list[str]:
     return out
 
 
-def _drop_question_words(text: str) -> str:
+def drop_question_words(text: str) -> str:
     """``text`` without interrogatives and auxiliaries."""
     return _WORD.sub(lambda m: " " if m.group(0).lower() in QUESTION_WORDS else m.group(0), text)
 
 
+COST_MEASURES = frozenset(
+    {"latency", "latencies", "runtime", "runtimes", "seconds", "minutes", "hours", "memory", "flops", "price", "prices"}
+    | {"dollars", "usd", "gpu-hours"}
+)
+"""Words naming what a cost is measured in: a text naming one also holds the term "cost" ("What does it cost?" is
+answered by "... at half the latency")."""
+_COST_MEASURE = re.compile(r"\b(?:" + "|".join(sorted(COST_MEASURES)) + r")\b", re.IGNORECASE)
+
+
 def terms(texts: Sequence[str], settings: BM25Settings = _SETTINGS) -> list[Counter[str]]:
-    """The scoring terms of each text with their counts: stemmed content words plus whole numbers."""
+    """The scoring terms of each text with their counts: stemmed content words plus whole numbers, and "cost" for
+    a text naming a measure of cost (:data:`COST_MEASURES`)."""
     stripped = [_NUMBER.sub(" ", t) for t in texts]
     tokens = tokenize(stripped, settings) if stripped else []
-    return [Counter(words) + Counter(_numbers(text)) for words, text in zip(tokens, texts, strict=True)]
+    out = [Counter(words) + Counter(_numbers(text)) for words, text in zip(tokens, texts, strict=True)]
+    for counter, text in zip(out, texts, strict=True):
+        if _COST_MEASURE.search(text):
+            counter[_COST] += 1
+    return out
 
 
 def query_terms(question: str, settings: BM25Settings = _SETTINGS) -> set[str]:
-    """The distinct terms of a question, without question words."""
-    return set(terms([_drop_question_words(question)], settings)[0])
+    """The distinct terms of a question, without question words ("cost" only when the question says it: naming
+    a measure of cost asks for that measure)."""
+    found = set(terms([drop_question_words(question)], settings)[0])
+    if _COST in found and not _COST_WORD.search(question):
+        found.discard(_COST)
+    return found
 
 
 def idf(sentence_terms: Sequence[Counter[str]]) -> dict[str, float]:

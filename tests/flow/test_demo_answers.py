@@ -30,7 +30,7 @@ def session(demo_home: Path):
         ("How much did evidence verification reduce unsupported claims?", ("halves",), "demo-evidence-verification"),
         (
             "What candidate budget is recommended for cross-encoder reranking, and what does it cost?",
-            ("100 candidates",),
+            ("100 candidates", "at half the latency"),
             "demo-cross-encoder-rerank",
         ),
     ],
