@@ -150,11 +150,35 @@ cross-validation by paper on SciFact among 0 (no flip) to 5 (``lit3r eval scifac
 1 reads the negated claims that 0 misses, at the cost of "did not significantly reduce", which it leaves unflipped."""
 
 
+AGREEMENT_COEFFICIENTS = frozenset({"kappa", "alpha", "icc"})
+"""Chance-corrected agreement coefficients, read on Landis and Koch's (1977) scale: at least
+:data:`HIGH_AGREEMENT` is substantial agreement or better (high), at most :data:`LOW_AGREEMENT` fair or worse
+(low)."""
+HIGH_AGREEMENT = 0.61
+LOW_AGREEMENT = 0.40
+
+
+def _agreement_sign(tokens: Sequence[str], i: int) -> int:
+    """+1 or -1 for a value of an agreement coefficient stated at ``tokens[i]`` ("a Cohen's kappa of 0.81": +1,
+    high agreement), 0 for any other token."""
+    if not (tokens[i][0].isdigit() and AGREEMENT_COEFFICIENTS & set(tokens[max(0, i - 2) : i])):
+        return 0
+    try:
+        value = float(tokens[i].rstrip("%").replace(",", ""))
+    except ValueError:
+        return 0
+    return 1 if HIGH_AGREEMENT <= value <= 1 else -1 if 0 <= value <= LOW_AGREEMENT else 0
+
+
 def _signs(tokens: Sequence[str]) -> list[tuple[int, int]]:
     """``(position, sign)`` of each direction word, flipped by a negation just before it (within
-    :data:`NEGATION_SCOPE`) or by "less": "reduces" -1, "does not reduce" +1 (it denies the decrease)."""
+    :data:`NEGATION_SCOPE`) or by "less": "reduces" -1, "does not reduce" +1 (it denies the decrease); and of each
+    agreement coefficient's value (:func:`_agreement_sign`: "a kappa of 0.81" is high agreement)."""
     found = []
     for i, token in enumerate(tokens):
+        if agreement := _agreement_sign(tokens, i):
+            found.append((i, agreement))
+            continue
         sign = _sign(token)
         if not sign or (token in GRADERS and i + 1 < len(tokens) and _sign(tokens[i + 1])):
             continue  # "more slowly" asserts what "slowly" does, "less harmful" the reverse (below)

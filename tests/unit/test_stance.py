@@ -105,6 +105,15 @@ def test_a_negative_prefix_denies_the_word_it_opens_and_only_that(judge) -> None
     assert not denies(Text.of("The model informs the ranking."), Text.of("The form of the ranking."))
 
 
+def test_an_agreement_coefficients_value_states_high_or_low_agreement() -> None:
+    from lit3r.grounding.stance_features import Text
+
+    assert Text.of("Agreement reached a Cohen's kappa of 0.81.").polarity == 1  # substantial or better
+    assert Text.of("Inter-annotator agreement reached Krippendorff's alpha 0.32.").polarity == -1  # fair or worse
+    assert Text.of("Agreement reached a kappa of 0.52.").polarity == 0  # moderate: neither
+    assert Text.of("We report 0.81 recall at 10 for alpha tuning runs.").polarity == 0  # not a coefficient's value
+
+
 DEMO = Path(__file__).resolve().parents[2] / "lit3r" / "demo" / "papers"
 
 
@@ -153,6 +162,9 @@ def demo_chunks(name: str) -> list[Passage]:
         ),
         # the paper: "... and is insensitive to k over a wide range"
         ("Reciprocal rank fusion is sensitive to k.", "demo-rank-fusion", "contradicts"),
+        # the paper: "Agreement on evidence passages reached a Cohen's kappa of 0.81"
+        ("Annotator agreement on evidence passages was low.", "demo-benchmark", "contradicts"),
+        ("Annotator agreement on evidence passages was high.", "demo-benchmark", "supports"),
         # the paper: "remains the fastest component of a hybrid pipeline"
         (
             "The tuned sparse system is the slowest component of a hybrid pipeline.",
