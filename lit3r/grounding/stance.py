@@ -18,7 +18,10 @@ make it mixed. Where the claim asserts a change and a deciding sentence states o
 directions pull instead (:func:`direction_pull`: agreeing or conflicting, negations applied): a sentence on the
 claim's topic that states no change does not make the paper mixed. Where the claim's number is nowhere in the
 passages and a deciding sentence puts another in its place (:func:`renumbers`), the paper contradicts the claim.
-Every quote is a sentence cut from its passage's text, so it stands in its chunk verbatim.
+A table row that names what the claim is about states the direction its value takes from the table's first row
+(:mod:`lit3r.grounding.table_direction`), read with its caption and header.
+Every quote is a sentence cut from its passage's text (a table row is one line), so it stands in its chunk
+verbatim.
 The LLM verdict (:mod:`lit3r.grounding.stance_llm`) returns the same :class:`PaperVerdict`.
 """
 
@@ -37,6 +40,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from lit3r.grounding.stance_features import FEATURES, Text, denies, pair_features, renumbered
+from lit3r.grounding.table_direction import row_context, row_direction, rows_by_line
 
 Verdict = Literal["supports", "contradicts", "mixed", "not_addressed"]
 Role = Literal["supports", "contradicts"]
@@ -178,18 +182,24 @@ def score_sentences(claim: str, passages: Sequence[Passage]) -> list[Scored]:
     """Every sentence of ``passages`` with its features, most relevant first (ties: reading order)."""
     prepared = Text.of(claim)
     cut = [(p.chunk_id, p.text[s:e]) for p in passages for s, e in sentence_spans(p.text)]
-    texts = [Text.of(sentence) for _cid, sentence in cut]
+    rows = rows_by_line([p.text for p in passages])
+    stated = [row_direction(prepared, rows[sentence]) if sentence in rows else 0 for _cid, sentence in cut]
+    # a row stating a direction about the claim is read with its caption and header (what its cells measure)
+    texts = [
+        Text.of(f"{sentence} {row_context(rows[sentence])}" if direction else sentence)
+        for (_cid, sentence), direction in zip(cut, stated, strict=True)
+    ]
     stems = frozenset().union(*(t.stems for t in texts)) if texts else frozenset()
     nums = frozenset().union(*(t.numbers for t in texts)) if texts else frozenset()
     scored = [
         Scored(
             cid,
             sentence,
-            pair_features(prepared, text, stems, nums),
+            pair_features(prepared, text, stems, nums, direction or None),
             denies(prepared, text),
             renumbered(prepared, text),
         )
-        for (cid, sentence), text in zip(cut, texts, strict=True)
+        for (cid, sentence), text, direction in zip(cut, texts, stated, strict=True)
     ]
     return sorted(scored, key=lambda s: -s.relevance)
 

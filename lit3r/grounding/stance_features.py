@@ -326,9 +326,15 @@ def _with_unprefixed(claim: Text, sentence: Text) -> Text:
 
 
 def pair_features(
-    claim: Text, sentence: Text, paper_stems: frozenset[str], paper_numbers: frozenset[str]
+    claim: Text,
+    sentence: Text,
+    paper_stems: frozenset[str],
+    paper_numbers: frozenset[str],
+    stated: int | None = None,
 ) -> list[float]:
-    """The :data:`FEATURES` of one claim against one sentence of a paper (whose stems and numbers are given)."""
+    """The :data:`FEATURES` of one claim against one sentence of a paper (whose stems and numbers are given).
+    ``stated``: the direction the sentence states when its words do not (a table row against the table's first
+    row, :mod:`lit3r.grounding.table_direction`); ``None`` reads it from its words."""
     stems = claim.stems
     sentence = _with_unprefixed(claim, sentence)
     coverage = len(stems & sentence.stems) / len(stems) if stems else 0.0
@@ -336,7 +342,7 @@ def pair_features(
     claim_dir_words = {t for t in claim.tokens if t in UP_FORMS or t in DOWN_FORMS}
     sentence_tokens = set(sentence.tokens)
     direction_missing = bool(claim_dir_words) and not (claim_dir_words & sentence_tokens)
-    direction = anchored_polarity(claim, sentence) if claim.polarity else 0
+    direction = (stated if stated is not None else anchored_polarity(claim, sentence)) if claim.polarity else 0
     conflict = claim.polarity * direction < 0
     agree = claim.polarity * direction > 0
     unstated = bool(claim.numbers - paper_numbers)

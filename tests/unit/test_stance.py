@@ -165,6 +165,9 @@ def demo_chunks(name: str) -> list[Passage]:
         # the paper: "Agreement on evidence passages reached a Cohen's kappa of 0.81"
         ("Annotator agreement on evidence passages was low.", "demo-benchmark", "contradicts"),
         ("Annotator agreement on evidence passages was high.", "demo-benchmark", "supports"),
+        # the paper's Table 1: accuracy 0.61 without verification, 0.62 and 0.64 with it
+        ("The verification step decreases answer accuracy.", "demo-evidence-verification", "contradicts"),
+        ("The verification step increases answer accuracy.", "demo-evidence-verification", "supports"),
         # the paper: "remains the fastest component of a hybrid pipeline"
         (
             "The tuned sparse system is the slowest component of a hybrid pipeline.",

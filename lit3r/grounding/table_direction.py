@@ -1,0 +1,81 @@
+"""The direction a table states about a claim: the rows naming what the claim is about, against the table's first
+row, in the column the claim names ("+ verification, one round | 0.62" against "Retrieve and answer | 0.61" in the
+"Accuracy" column: accuracy rises with verification).
+
+A table chunk is text whose lines hold cells split by ``|`` (the caption above the header row). The claim check
+(:mod:`lit3r.grounding.stance`) reads each body row as a sentence; this module gives such a row the direction its
+value takes from the first row's, so "The verification step decreases answer accuracy." meets the rows that say it
+rises. Nothing here reads a model: cells are numbers or they are not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lit3r.grounding.stance_features import Text
+
+_NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?")
+_SEPARATOR = re.compile(r"^[\s|:\-]+$")
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """A body row of a table chunk: its line (as the chunk has it), its cells, and its table's header and caption."""
+
+    line: str
+    cells: tuple[str, ...]
+    header: tuple[str, ...]
+    caption: str
+    baseline: tuple[str, ...]
+    """The table's first body row, which the others are compared with."""
+
+
+def table_rows(text: str) -> list[TableRow]:
+    """The body rows of ``text`` when it is a table (a header line and at least two body lines of cells), else []."""
+    lines = text.split("\n")
+    at = [i for i, line in enumerate(lines) if "|" in line and not _SEPARATOR.match(line)]
+    if len(at) < 3:
+        return []
+    header = _cells(lines[at[0]])
+    caption = " ".join(line for line in lines[: at[0]] if "|" not in line)
+    body = [_cells(lines[i]) for i in at[1:]]
+    return [TableRow(lines[i], cells, header, caption, body[0]) for i, cells in zip(at[1:], body, strict=True)]
+
+
+def _cells(line: str) -> tuple[str, ...]:
+    return tuple(cell.strip() for cell in line.strip().strip("|").split("|"))
+
+
+def _value(cell: str) -> float | None:
+    match = _NUMBER.search(cell.replace("\u2212", "-").replace(",", ""))
+    return float(match.group(0).replace("\u2212", "-")) if match else None
+
+
+def row_direction(claim: Text, row: TableRow) -> int:
+    """+1 or -1 when the row names what the claim is about (its first cell holds a claim word the first row's
+    lacks) and, in the column whose header holds a claim word, its value is above or below the first row's; 0
+    otherwise (the first row itself, no such column, cells without numbers, equal values)."""
+    if row.cells == row.baseline or len(row.cells) != len(row.header) or len(row.baseline) != len(row.header):
+        return 0
+    named = Text.of(row.cells[0]).stems - Text.of(row.baseline[0]).stems
+    if not claim.stems & named:
+        return 0
+    columns = [j for j in range(1, len(row.header)) if claim.stems & Text.of(row.header[j]).stems]
+    if len(columns) != 1:
+        return 0
+    value, base = _value(row.cells[columns[0]]), _value(row.baseline[columns[0]])
+    if value is None or base is None or value == base:
+        return 0
+    return 1 if value > base else -1
+
+
+def row_context(row: TableRow) -> str:
+    """What a row is read with besides its own cells: its table's caption and header."""
+    return " ".join([row.caption, " | ".join(row.header)]).strip()
+
+
+def rows_by_line(texts: Sequence[str]) -> dict[str, TableRow]:
+    """Every table body row of ``texts`` by its line."""
+    return {row.line: row for text in texts for row in table_rows(text)}
