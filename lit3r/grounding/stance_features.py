@@ -78,8 +78,10 @@ def inflected(lexicon: frozenset[str]) -> frozenset[str]:
     return frozenset(forms)
 
 
-UP_FORMS = inflected(UP)
-DOWN_FORMS = inflected(DOWN)
+NOUNS = frozenset({"positives", "negatives"})
+"""Inflections that name things, not a direction ("hard negatives", "false positives")."""
+UP_FORMS = inflected(UP) - NOUNS
+DOWN_FORMS = inflected(DOWN) - NOUNS
 
 FEATURES = (
     "coverage",
