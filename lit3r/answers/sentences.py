@@ -141,3 +141,17 @@ def chunk_units(chunk: Chunk) -> list[Unit]:
     else:
         units = [Unit(s, e) for s, e in split_sentences(text, _body_start(chunk))]
     return [u for u in units if _HAS_WORD.search(text, u.start, u.end)]
+
+
+_CELL_NUMBER = re.compile(r"[-\u2212]?\d+(?:[.,]\d+)?")
+
+
+def cell_number(cell: str) -> float | None:
+    """The first number of a table cell ("0.63", "18%", "1,240"; a comma before other than three digits is a decimal
+    comma), or None."""
+    match = _CELL_NUMBER.search(cell.replace("\u2212", "-"))
+    if not match:
+        return None
+    text = match.group(0)
+    text = text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+", text) else text.replace(",", ".")
+    return float(text)

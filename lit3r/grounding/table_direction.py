@@ -2,22 +2,20 @@
 row, in the column the claim names ("+ verification, one round | 0.62" against "Retrieve and answer | 0.61" in the
 "Accuracy" column: accuracy rises with verification).
 
-A table chunk is text whose lines hold cells split by ``|`` (the caption above the header row). The claim check
-(:mod:`lit3r.grounding.stance`) reads each body row as a sentence; this module gives such a row the direction its
-value takes from the first row's, so "The verification step decreases answer accuracy." meets the rows that say it
-rises. Nothing here reads a model: cells are numbers or they are not.
+A table chunk is a caption line, then rows of cells split by `` | `` (:func:`lit3r.corpus.tables.read_table`).
+The claim check (:mod:`lit3r.grounding.stance`) reads each body row as a sentence; this module gives such a row
+the direction its value takes from the first row's, so "The verification step decreases answer accuracy." meets the
+rows that say it rises. Nothing here reads a model: cells are numbers or they are not.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lit3r.answers.sentences import cell_number
+from lit3r.corpus.tables import read_table
 from lit3r.grounding.stance_features import Text
-
-_NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?")
-_SEPARATOR = re.compile(r"^[\s|:\-]+$")
 
 
 @dataclass(frozen=True)
@@ -33,24 +31,20 @@ class TableRow:
 
 
 def table_rows(text: str) -> list[TableRow]:
-    """The body rows of ``text`` when it is a table (a header line and at least two body lines of cells), else []."""
-    lines = text.split("\n")
-    at = [i for i, line in enumerate(lines) if "|" in line and not _SEPARATOR.match(line)]
-    if len(at) < 3:
+    """The body rows of ``text`` when it is a table chunk's (:func:`lit3r.corpus.tables.read_table`: a caption, a
+    header row and at least two body rows of ``a | b`` cells), else []."""
+    if " | " not in text:
         return []
-    header = _cells(lines[at[0]])
-    caption = " ".join(line for line in lines[: at[0]] if "|" not in line)
-    body = [_cells(lines[i]) for i in at[1:]]
-    return [TableRow(lines[i], cells, header, caption, body[0]) for i, cells in zip(at[1:], body, strict=True)]
-
-
-def _cells(line: str) -> tuple[str, ...]:
-    return tuple(cell.strip() for cell in line.strip().strip("|").split("|"))
-
-
-def _value(cell: str) -> float | None:
-    match = _NUMBER.search(cell.replace("\u2212", "-").replace(",", ""))
-    return float(match.group(0).replace("\u2212", "-")) if match else None
+    table = read_table(text)
+    lines = [line for line in text.split("\n") if line.strip()]
+    body = lines[len(lines) - len(table.rows) :]
+    if len(table.rows) < 2 or not table.header:
+        return []
+    header, baseline = tuple(table.header), tuple(table.rows[0])
+    return [
+        TableRow(line, tuple(cells), header, table.caption, baseline)
+        for line, cells in zip(body, table.rows, strict=True)
+    ]
 
 
 def row_direction(claim: Text, row: TableRow) -> int:
@@ -65,7 +59,7 @@ def row_direction(claim: Text, row: TableRow) -> int:
     columns = [j for j in range(1, len(row.header)) if claim.stems & Text.of(row.header[j]).stems]
     if len(columns) != 1:
         return 0
-    value, base = _value(row.cells[columns[0]]), _value(row.baseline[columns[0]])
+    value, base = cell_number(row.cells[columns[0]]), cell_number(row.baseline[columns[0]])
     if value is None or base is None or value == base:
         return 0
     return 1 if value > base else -1

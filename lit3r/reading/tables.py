@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from lit3r.answers.sentences import cell_number
 from lit3r.corpus.tables import read_table
 from lit3r.models import Answer, Chunk, TableCell
 from lit3r.reading.quotes import Candidate
@@ -29,17 +30,6 @@ _LOWER_IS_BETTER = re.compile(
     r"\b(?:err\w*|loss|latency|time|seconds?|ms|cost|perplexity|ppl|unsupported|wer|cer|rmse|mae|mse)\b",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"[-\u2212]?\d+(?:[.,]\d+)?")
-
-
-def _number(cell: str) -> float | None:
-    """The first number of a cell ("0.63", "18%", "1,240"), or None."""
-    match = _NUMBER.search(cell.replace("\u2212", "-"))
-    if not match:
-        return None
-    text = match.group(0)
-    text = text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+", text) else text.replace(",", ".")
-    return float(text)
 
 
 def wanted_extreme(question: str, header: str) -> str | None:
@@ -95,7 +85,7 @@ def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> tupl
     numeric = [
         j
         for j in range(1, len(header))
-        if sum(_number(cells[j]) is not None for _, cells in rows) >= max(2, len(rows) // 2 + 1)
+        if sum(cell_number(cells[j]) is not None for _, cells in rows) >= max(2, len(rows) // 2 + 1)
     ]
     if not numeric:
         return None
@@ -107,7 +97,7 @@ def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> tupl
     else:
         return None
     direction = wanted_extreme(question, header[column])
-    values = [(u, _number(cells[column])) for u, cells in rows]
+    values = [(u, cell_number(cells[column])) for u, cells in rows]
     values = [(u, v) for u, v in values if v is not None]
     if direction is None or len(values) < 2:
         return None

@@ -9,7 +9,6 @@ from lit3r.grounding.table_direction import row_direction, table_rows
 TABLE = (
     "Table 1: Answer quality with and without the verification step.\n"
     "System | Accuracy | Unsupported claims\n"
-    "|---|---|---|\n"
     "Retrieve and answer | 0.61 | 18%\n"
     "+ verification, one round | 0.62 | 9%\n"
     "+ verification, up to three rounds | 0.64 | 6%"
@@ -26,7 +25,7 @@ def test_a_row_naming_the_claims_subject_moves_from_the_first_row_in_the_claims_
     assert [row_direction(unsupported, r) for r in rows] == [0, -1, -1]
     assert row_direction(Text.of("Reranking lowers accuracy."), rows[1]) == 0  # the row does not name reranking
     assert row_direction(Text.of("Verification lowers recall."), rows[1]) == 0  # no column for recall
-    assert table_rows("One line | of cells\nand text.") == []
+    assert table_rows("A caption.\nOne line | of cells") == [] and table_rows("Plain text.") == []
 
 
 def test_a_claim_is_checked_against_the_rows_of_a_table() -> None:
