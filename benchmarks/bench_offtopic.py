@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from lit3r.app.session import Session
+from lit3r.reading.extractive import extractive_answer
 from lit3r.settings import load_settings
 
 DEFAULT = Path(__file__).resolve().parents[1] / "lit3r" / "evals" / "offtopic_questions.txt"
@@ -40,7 +41,14 @@ def main() -> None:
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--questions", type=Path, default=DEFAULT)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--min-coverage",
+        type=float,
+        help="the offline reader's coverage floor for this run (default: the shipped MIN_COVERAGE)",
+    )
     args = parser.parse_args()
+    if args.min_coverage is not None:  # the reader's default, replaced for this run only
+        extractive_answer.__kwdefaults__["min_coverage"] = args.min_coverage
     offtopic = read_questions(args.questions)
     rows = []
     with Session(load_settings(home=args.home)) as session:
@@ -57,7 +65,8 @@ def main() -> None:
     precision = tp / (tp + fp) if tp + fp else None
     recall = tp / len(offtopic) if offtopic else None
     f1 = 2 * precision * recall / (precision + recall) if precision and recall else 0.0
-    report = {"home": str(args.home), "offtopic": len(offtopic), "answerable": len(ANSWERABLE),
+    report = {"home": str(args.home), "min_coverage": args.min_coverage,
+              "offtopic": len(offtopic), "answerable": len(ANSWERABLE),
               "abstention_precision": precision, "abstention_recall": recall, "abstention_f1": f1,
               "rows": rows}  # fmt: skip
     if args.out:

@@ -80,9 +80,9 @@ class Variant:
     """:data:`lit3r.reading.scoring.COUNT_BONUS` for this variant (``None``: the shipped value)."""
     completed: bool = True
     """Read the evidence as the agent completes it now (``Replay.completed``); ``False``: as the trace has it."""
-    unsupplied: str = "answer"
-    """``"abstain"``: a quantity question whose quotes state no quantity abstains (the reader's
-    ``quantity_required`` also asks a "how many N" answer to count N)."""
+    abstain_without_quantity: bool = False
+    """A quantity question whose quotes state no quantity abstains (the reader's ``quantity_required`` also asks a
+    "how many N" answer to count N)."""
 
     def but(self, name: str, **changes: Any) -> Variant:
         """This variant with some fields changed (``kwargs`` merged)."""
@@ -140,15 +140,15 @@ def answer(replay: Replay, variant: Variant, lookup: Callable[[str], Chunk | Non
     found = extractive_answer(question, evidence, sufficient=replay.sufficient, **kwargs)
     if variant.abstain_below and found.sufficient and coverage(question, evidence) < variant.abstain_below:
         found = insufficient_answer(question)
-    if variant.unsupplied != "answer" and found.sufficient and not supplies_quantity(question, found, variant):
+    if variant.abstain_without_quantity and found.sufficient and not quotes_state_quantity(question, found):
         found = insufficient_answer(question)
     found = repair_citations(found, lookup)
     verified, _ = verify_answer(found, lambda c: (lookup(c) or Chunk.model_construct(text=None)).text, ExactJudge())
     return verified
 
 
-def supplies_quantity(question: str, found: Answer, variant: Variant) -> bool:
-    """Whether ``found``'s quotes state a quantity, for a quantity question (``variant.unsupplied``)."""
+def quotes_state_quantity(question: str, found: Answer) -> bool:
+    """Whether ``found``'s quotes state a quantity, for a quantity question (any other question: ``True``)."""
     return answer_form(question) != "quantity" or scoring.states_quantity(" ".join(c.quote for c in found.citations))
 
 
@@ -331,7 +331,7 @@ FAMILIES: dict[str, list[Variant]] = {
     ],
     "a quantity asked and not supplied": [
         Variant("reader, answering without the quantity asked", {"quantity_required": False}),
-        Variant("reader, abstaining without a quantity", {"quantity_required": False}, unsupplied="abstain"),
+        Variant("reader, abstaining without a quantity", {"quantity_required": False}, abstain_without_quantity=True),
         READER,
     ],
     "coverage floor": [

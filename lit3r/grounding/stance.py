@@ -182,12 +182,12 @@ def score_sentences(claim: str, passages: Sequence[Passage]) -> list[Scored]:
     """Every sentence of ``passages`` with its features, most relevant first (ties: reading order)."""
     prepared = Text.of(claim)
     cut = [(p.chunk_id, p.text[s:e]) for p in passages for s, e in sentence_spans(p.text)]
-    rows = rows_by_line([p.text for p in passages])
-    stated = [row_direction(prepared, rows[sentence]) if sentence in rows else 0 for _cid, sentence in cut]
+    rows = rows_by_line([(p.chunk_id, p.text) for p in passages])
+    stated = [row_direction(prepared, rows[piece]) if piece in rows else 0 for piece in cut]
     # a row stating a direction about the claim is read with its caption and header (what its cells measure)
     texts = [
-        Text.of(f"{sentence} {row_context(rows[sentence])}" if direction else sentence)
-        for (_cid, sentence), direction in zip(cut, stated, strict=True)
+        Text.of(f"{sentence} {row_context(rows[(cid, sentence)])}" if direction else sentence)
+        for (cid, sentence), direction in zip(cut, stated, strict=True)
     ]
     stems = frozenset().union(*(t.stems for t in texts)) if texts else frozenset()
     nums = frozenset().union(*(t.numbers for t in texts)) if texts else frozenset()

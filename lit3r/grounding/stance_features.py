@@ -192,10 +192,10 @@ def _signs(tokens: Sequence[str]) -> list[tuple[int, int]]:
     return found
 
 
-def _polarity(tokens: Sequence[str]) -> int:
-    """The direction the words assert (:func:`_signs` summed): "reduces" -1, "does not reduce" +1, "no increase"
-    -1."""
-    total = sum(sign for _, sign in _signs(tokens))
+def _polarity(signs: Sequence[tuple[int, int]]) -> int:
+    """The direction the words assert (their :func:`_signs` summed): "reduces" -1, "does not reduce" +1, "no
+    increase" -1."""
+    total = sum(sign for _, sign in signs)
     return (total > 0) - (total < 0)
 
 
@@ -204,9 +204,9 @@ ANCHOR_WINDOW = 3
 passages)."""
 
 
-def _anchors(tokens: Sequence[str]) -> frozenset[str]:
-    """The content stems within :data:`ANCHOR_WINDOW` words of the text's direction words."""
-    near = {j for i, _ in _signs(tokens) for j in range(i - ANCHOR_WINDOW, i + ANCHOR_WINDOW + 1) if j != i}
+def _anchors(tokens: Sequence[str], signs: Sequence[tuple[int, int]]) -> frozenset[str]:
+    """The content stems within :data:`ANCHOR_WINDOW` words of the text's direction words (at ``signs``)."""
+    near = {j for i, _ in signs for j in range(i - ANCHOR_WINDOW, i + ANCHOR_WINDOW + 1) if j != i}
     return frozenset(
         _stem(tokens[j]) for j in near if 0 <= j < len(tokens) and tokens[j] not in STOP and not _sign(tokens[j])
     )
@@ -217,18 +217,13 @@ def anchored_polarity(claim: Text, sentence: Text) -> int:
     with one of the claim's :func:`_anchors` within :data:`ANCHOR_WINDOW` words count ("... against 0.57 for an
     encoder fifteen times larger, while encoding passages eight times faster" asserts "faster" of encoding
     passages; "larger" is about the encoder's size). The sentence's whole polarity when none is anchored."""
-    anchors = claim.anchors
-    signs = _signs(sentence.tokens)
     tokens = sentence.tokens
     near = [
-        sign
-        for i, sign in signs
-        if any(_stem(t) in anchors for t in tokens[max(0, i - ANCHOR_WINDOW) : i + ANCHOR_WINDOW + 1])
+        (i, sign)
+        for i, sign in sentence.signs
+        if any(_stem(t) in claim.anchors for t in tokens[max(0, i - ANCHOR_WINDOW) : i + ANCHOR_WINDOW + 1])
     ]
-    if not near:
-        return sentence.polarity
-    total = sum(near)
-    return (total > 0) - (total < 0)
+    return _polarity(near) if near else sentence.polarity
 
 
 GRADERS = frozenset({"more", "less"})
@@ -274,6 +269,16 @@ def negates_any(tokens: Sequence[str], stems: frozenset[str]) -> bool:
     return False
 
 
+def _content(tokens: Sequence[str]) -> list[str]:
+    """The stems of the content words among ``tokens`` (no stop words, no single letters), in order."""
+    return [_stem(t) for t in tokens if t not in STOP and len(t) > 1]
+
+
+def content_stems(text: str) -> frozenset[str]:
+    """The content stems of ``text`` (what :attr:`Text.stems` holds, without the rest of :meth:`Text.of`)."""
+    return frozenset(_content(words(text)))
+
+
 def _weight(word: str) -> float:
     """How much a content word counts: longer, digit-bearing or hyphenated words name the claim's subject."""
     return 1.0 + (len(word) >= 8) + any(c.isdigit() for c in word) + ("-" in word)
@@ -293,13 +298,16 @@ class Text:
     polarity: int
     """The direction the text asserts, +1 "more", -1 "less", 0 neither, with the negations that govern its
     direction words applied (:func:`_polarity`)."""
+    signs: tuple[tuple[int, int], ...]
+    """Its direction words' positions and signs (:func:`_signs`)."""
     anchors: frozenset[str]
     """What its direction words are about (:func:`_anchors`)."""
 
     @classmethod
     def of(cls, text: str) -> Text:
         tokens = tuple(words(text))
-        content = [_stem(t) for t in tokens if t not in STOP and len(t) > 1]
+        content = _content(tokens)
+        signs = tuple(_signs(tokens))
         return cls(
             raw=text,
             tokens=tokens,
@@ -308,8 +316,9 @@ class Text:
             numbers=frozenset(numbers(text)),
             negated=_negated(tokens),
             hedged=any(t in HEDGES for t in tokens),
-            polarity=_polarity(tokens),
-            anchors=_anchors(tokens),
+            polarity=_polarity(signs),
+            signs=signs,
+            anchors=_anchors(tokens, signs),
         )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from lit3r.answers.sentences import cell_number
 from lit3r.corpus.tables import read_table
-from lit3r.grounding.stance_features import Text
+from lit3r.grounding.stance_features import Text, content_stems
 
 
 @dataclass(frozen=True)
@@ -53,10 +53,10 @@ def row_direction(claim: Text, row: TableRow) -> int:
     otherwise (the first row itself, no such column, cells without numbers, equal values)."""
     if row.cells == row.baseline or len(row.cells) != len(row.header) or len(row.baseline) != len(row.header):
         return 0
-    named = Text.of(row.cells[0]).stems - Text.of(row.baseline[0]).stems
+    named = content_stems(row.cells[0]) - content_stems(row.baseline[0])
     if not claim.stems & named:
         return 0
-    columns = [j for j in range(1, len(row.header)) if claim.stems & Text.of(row.header[j]).stems]
+    columns = [j for j in range(1, len(row.header)) if claim.stems & content_stems(row.header[j])]
     if len(columns) != 1:
         return 0
     value, base = cell_number(row.cells[columns[0]]), cell_number(row.baseline[columns[0]])
@@ -70,6 +70,6 @@ def row_context(row: TableRow) -> str:
     return " ".join([row.caption, " | ".join(row.header)]).strip()
 
 
-def rows_by_line(texts: Sequence[str]) -> dict[str, TableRow]:
-    """Every table body row of ``texts`` by its line."""
-    return {row.line: row for text in texts for row in table_rows(text)}
+def rows_by_line(passages: Sequence[tuple[str, str]]) -> dict[tuple[str, str], TableRow]:
+    """Every table body row of ``(chunk_id, text)`` passages by its chunk id and line (two tables may share a line)."""
+    return {(chunk_id, row.line): row for chunk_id, text in passages for row in table_rows(text)}

@@ -129,11 +129,12 @@ def drop_question_words(text: str) -> str:
 
 COST_MEASURES = frozenset(
     {"latency", "latencies", "runtime", "runtimes", "seconds", "minutes", "hours", "memory", "flops", "price", "prices"}
-    | {"dollars", "usd", "gpu-hours"}
+    | {"dollars", "usd"}
 )
 """Words naming what a cost is measured in: a text naming one also holds the term "cost" ("What does it cost?" is
 answered by "... at half the latency")."""
-_COST_MEASURE = re.compile(r"\b(?:" + "|".join(sorted(COST_MEASURES)) + r")\b", re.IGNORECASE)
+_COST_TERMS = frozenset(term for words in tokenize(sorted(COST_MEASURES), _SETTINGS) for term in words)
+""":data:`COST_MEASURES` as scoring terms (stemmed once)."""
 
 
 def terms(texts: Sequence[str], settings: BM25Settings = _SETTINGS) -> list[Counter[str]]:
@@ -142,8 +143,8 @@ def terms(texts: Sequence[str], settings: BM25Settings = _SETTINGS) -> list[Coun
     stripped = [_NUMBER.sub(" ", t) for t in texts]
     tokens = tokenize(stripped, settings) if stripped else []
     out = [Counter(words) + Counter(_numbers(text)) for words, text in zip(tokens, texts, strict=True)]
-    for counter, text in zip(out, texts, strict=True):
-        if _COST_MEASURE.search(text):
+    for counter in out:
+        if not _COST_TERMS.isdisjoint(counter):
             counter[_COST] += 1
     return out
 

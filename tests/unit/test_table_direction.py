@@ -35,3 +35,13 @@ def test_a_claim_is_checked_against_the_rows_of_a_table() -> None:
     assert against.verdict == "contradicts" and against.quotes
     assert all(q.quote in TABLE and q.quote.startswith("+ verification") for q in against.quotes)
     assert judge.judge("The verification step increases answer accuracy.", passages).verdict == "supports"
+
+
+def test_two_tables_sharing_a_line_keep_their_own_header() -> None:
+    from lit3r.grounding.table_direction import rows_by_line
+
+    first = "Table 1: Recall.\nSystem | Recall\nBM25 | 0.44\nFusion | 0.63"
+    second = "Table 2: Latency.\nSystem | Latency\nBM25 | 0.44\nFusion | 0.20"
+    rows = rows_by_line([("a::c1", first), ("b::c2", second)])
+    assert rows[("a::c1", "BM25 | 0.44")].header == ("System", "Recall")
+    assert rows[("b::c2", "BM25 | 0.44")].header == ("System", "Latency")
