@@ -18,7 +18,10 @@ replay is the agent's reader stage, not an approximation of it).
 Papers are split into two halves by a hash of their id (``sha256(paper_id)``, first byte even or odd).
 Each family in :data:`FAMILIES` varies one rule; for each half the member with the best Answer F1 on
 the *other* half is scored on this one, so a choice is never scored on the questions it was chosen on.
-Retrieval is not rerun, so the figures isolate the reader. ``--family NAME`` (repeatable) replays only the named
+Retrieval is not rerun, so the figures isolate the reader. The unit model that chooses the quoted unit
+(:mod:`lit3r.reading.selector`) is trained on the same shared questions, so every variant reads each half's
+questions with the unit model trained on the other half (:func:`half_choosers`) unless it says otherwise.
+``--family NAME`` (repeatable) replays only the named
 families of :data:`FAMILIES` (e.g. ``--family "count of what is asked"``).
 """
 
@@ -38,7 +41,7 @@ from typing import Any
 from lit3r.answers import insufficient_answer, repair_citations
 from lit3r.answers.question import answer_form
 from lit3r.corpus.store import CorpusStore
-from lit3r.evals import qasper_score
+from lit3r.evals import qasper_score, selector_training
 from lit3r.evals.answers import CachedPapers, answer_text, evidence_paragraphs, gold_subset
 from lit3r.evals.qasper import QasperQuestion, load_questions
 from lit3r.grounding.judges import ExactJudge
@@ -50,6 +53,7 @@ from lit3r.reading.counted import counting_chunks
 from lit3r.reading.extractive import body_first
 from lit3r.reading.quotes import candidates
 from lit3r.reading.scoring import lexical_scores, query_terms, terms
+from lit3r.reading.selector import SelectorModel, load_selector
 from lit3r.settings import load_settings
 
 
@@ -83,6 +87,10 @@ class Variant:
     abstain_without_quantity: bool = False
     """A quantity question whose quotes state no quantity abstains (the reader's ``quantity_required`` also asks a
     "how many N" answer to count N)."""
+    chooser: str = "other half"
+    """The unit model choosing the quoted unit (the reader's ``chooser``): ``"other half"`` (trained on the other
+    half of the papers, from these traces, so no question is read by a model trained on it), ``"packaged"`` (the
+    shipped model, trained on every question of the shared file: in-sample there) or ``"lexical"`` (none)."""
 
     def but(self, name: str, **changes: Any) -> Variant:
         """This variant with some fields changed (``kwargs`` merged)."""
@@ -127,10 +135,21 @@ def load_replays(data: Path, traces: Path, index: CorpusIndex) -> list[Replay]:
     return replays
 
 
-def answer(replay: Replay, variant: Variant, lookup: Callable[[str], Chunk | None]) -> Answer:
-    """The reader's answer after citation repair and claim verification, as the agent returns it."""
+def answer(
+    replay: Replay,
+    variant: Variant,
+    lookup: Callable[[str], Chunk | None],
+    choosers: Mapping[int, SelectorModel] | None = None,
+) -> Answer:
+    """The reader's answer after citation repair and claim verification, as the agent returns it.
+
+    ``choosers``: the unit model trained on each half's papers (:func:`half_choosers`), for ``"other half"``."""
     question = " ".join(replay.question.text.split())
     kwargs = dict(variant.kwargs)
+    if "chooser" not in kwargs and variant.chooser != "packaged":
+        if variant.chooser == "other half" and choosers is None:
+            raise ValueError(f"{variant.name}: a model trained on the other half is needed (half_choosers)")
+        kwargs["chooser"] = None if variant.chooser == "lexical" else choosers[half(replay.question.paper_id)]
     recast = dict(variant.recast).get(answer_form(question))
     if recast and kwargs.get("form", "auto") == "auto":
         kwargs["form"] = recast
@@ -145,6 +164,17 @@ def answer(replay: Replay, variant: Variant, lookup: Callable[[str], Chunk | Non
     found = repair_citations(found, lookup)
     verified, _ = verify_answer(found, lambda c: (lookup(c) or Chunk.model_construct(text=None)).text, ExactJudge())
     return verified
+
+
+def half_choosers(data: Path, traces: Path) -> dict[int, SelectorModel]:
+    """For each half of the papers, the selector's unit model trained (as ``lit3r.evals.selector_training``
+    trains it) on the questions of the other half, with the evidence these traces name."""
+    examples = selector_training.examples([data], 3, traces)
+    out = {}
+    for h in (0, 1):
+        unit = selector_training.fit_unit([e for e in examples if half(e.question.paper_id) != h], 0.0)
+        out[h] = SelectorModel(unit, load_selector().answerable, 0.0, 1.01, trained_on=f"papers not in half {h}")
+    return out
 
 
 def quotes_state_quantity(question: str, found: Answer) -> bool:
@@ -226,12 +256,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     gold = qasper_score.load_gold(args.data)
     lookup = index.chunk_by_id.get
     report: dict[str, Any] = {"data": str(args.data), "traces": str(args.traces), "questions": len(replays)}
+    families = {name: FAMILIES[name] for name in args.family or FAMILIES}
+    variants = {v.name: v for family in families.values() for v in family}.values()  # each once
+    choosers = half_choosers(args.data, args.traces) if any(v.chooser == "other half" for v in variants) else None
     with CorpusStore(settings.home) as store:
         papers = CachedPapers(store.get)
         rows: dict[str, dict[str, Any]] = {}
-        families = {name: FAMILIES[name] for name in args.family or FAMILIES}
-        for variant in {v.name: v for family in families.values() for v in family}.values():  # each once
-            answers = [answer(r, variant, lookup) for r in replays]
+        for variant in variants:
+            answers = [answer(r, variant, lookup, choosers) for r in replays]
             row = {"all": score(replays, answers, gold, papers)}
             for h in (0, 1):
                 chosen = [(r, a) for r, a in zip(replays, answers, strict=True) if half(r.question.paper_id) == h]
@@ -280,6 +312,7 @@ def cross_validate(family: Sequence[Variant], rows: Mapping[str, Mapping[str, An
 BASELINE = Variant(
     "baseline: 3 whole sentences",
     {"form": "sentence", "max_sentences": 3, "prefer_body": False, "quantity_required": False},
+    chooser="lexical",
 )
 READER = Variant("reader as shipped (form=auto)", {})
 """The reader as shipped: the default arguments of :func:`extractive_answer` (one sentence since session 7)."""
@@ -333,6 +366,13 @@ FAMILIES: dict[str, list[Variant]] = {
         Variant("reader, answering without the quantity asked", {"quantity_required": False}),
         Variant("reader, abstaining without a quantity", {"quantity_required": False}, abstain_without_quantity=True),
         READER,
+    ],
+    "unit choice": [
+        Variant("reader, the lexical scorer's best unit", {}, chooser="lexical"),
+        Variant("reader, the unit model's (trained on the other half)", {}),
+    ],
+    "unit choice, in-sample": [
+        Variant("reader, the packaged unit model (trained on these questions: in-sample)", {}, chooser="packaged"),
     ],
     "coverage floor": [
         Variant(f"reader, coverage floor {t:g}", {"min_coverage": t}) for t in (0.0, 0.15, 0.25, 0.35, 0.45)

@@ -11,16 +11,17 @@ the chunks each trace's ``read`` step names, matched to the file's questions in 
 checked; without it, a stand-in: the paper's best ``--chunks`` chunks by BM25 over its chunks. The chunks are cut
 into units exactly as the reader cuts them. Each unit is labelled with its answer token F1 (SQuAD F1
 against every annotator's answer, the best one; yes/no questions are left out, the verdict model reads them).
-The unit model is a ridge regression on standardised features; the answerability model a logistic regression
-on pooled features, labelled by whether some annotator answered the question.
+The unit model is a logistic regression on standardised features of whether a unit is one of its question's best
+(``--target best``; ``--target f1``: the ridge regression of unit F1 it replaced); the answerability model a
+logistic regression on pooled features, labelled by whether some annotator answered the question.
 
-Folds split by paper (a hash of the id). The report gives the Answer F1 of the rule reader quoting 1, 2 or 3 sentences
-(``answer_f1_rules_by_sentences``; 1 is the default), then, on the held-out folds: the Answer F1 of the unit
-the lexical scorer ranks first, of the unit the selector ranks first, of the oracle unit, and of answers of 1, 2
-or 3 units kept by ``keep_ratio``; then abstention precision, recall and F1 (unanswerable by every annotator,
-and by some) at each candidate level of ``abstain_below``. The shipped levels are the ones the held-out folds
-choose: ``keep_ratio`` by Answer F1 on answered questions, ``abstain_below`` by abstention F1 on questions some
-annotator found unanswerable.
+Folds split by paper (a hash of the id). The report gives the Answer F1 of the rule reader with the lexical choice
+quoting 1, 2 or 3 sentences (``answer_f1_rules_by_sentences``; ``answer_f1_reader_today`` is 1), then, on the
+held-out folds: the Answer F1 of the unit the lexical scorer ranks first, of the unit the selector ranks first, of
+the oracle unit, and of answers of 1, 2 or 3 units kept by ``keep_ratio``; then abstention precision, recall
+and F1 (unanswerable by every annotator, and by some) at each candidate level of ``abstain_below``. The shipped
+levels are the ones the held-out folds choose: ``keep_ratio`` by Answer F1 on answered questions,
+``abstain_below`` by abstention F1 on questions every annotator found unanswerable.
 """
 
 from __future__ import annotations
@@ -58,6 +59,16 @@ from lit3r.settings import ChunkerSettings
 
 KEEP_RATIOS = (1.01, 0.95, 0.9, 0.8, 0.7)
 """Candidate levels of ``keep_ratio`` (1.01: one unit only)."""
+
+BEST_SHARE = 0.8
+"""A unit is one of its question's best when its answer F1 is at least this share of the best unit's."""
+
+MIN_BEST_F1 = 0.1
+"""Questions whose best unit has a lower answer F1 (evidence that does not hold the answer) do not train the unit
+model: every unit of theirs would be a "best" one."""
+
+UNIT_C = 0.1
+"""Inverse penalty of the unit model's logistic regression."""
 
 ABSTAIN_LEVELS = tuple(round(x, 2) for x in np.arange(0.0, 0.96, 0.05))
 """Candidate levels of ``abstain_below``."""
@@ -162,24 +173,44 @@ def fold_of(paper_id: str, folds: int) -> int:
     return hashlib.sha256(paper_id.encode()).digest()[0] % folds
 
 
-def fit_unit(train: Sequence[Example], alpha: float) -> Linear:
-    """Ridge regression of unit F1 on standardised unit features."""
-    from sklearn.linear_model import Ridge
+def fit_unit(train: Sequence[Example], alpha: float, target: str = "best", c: float = UNIT_C) -> Linear:
+    """The unit model on standardised unit features.
 
-    x = np.vstack([e.rows for e in train])
-    y = np.concatenate([e.f1 for e in train])
+    ``target="best"`` (the default): a logistic regression of whether a unit is one of its question's best units
+    (answer F1 at least :data:`BEST_SHARE` of the best unit's, in evidence holding a unit of F1 at least
+    :data:`MIN_BEST_F1`), each question weighing the same whatever its number of units; it ranks the units of one
+    question, which is the reader's choice. ``target="f1"``: a ridge regression of unit F1 (penalty ``alpha``),
+    the model before, kept to compare.
+    """
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    if target == "f1":
+        x = np.vstack([e.rows for e in train])
+        y = np.concatenate([e.f1 for e in train])
+        mean, scale = _standardiser(x)
+        model = Ridge(alpha=alpha).fit((x - mean) / scale, y)
+        return Linear(mean, scale, model.coef_.astype(float), float(model.intercept_))
+    kept = [e for e in train if len(e.f1) and e.f1.max() >= MIN_BEST_F1]
+    x = np.vstack([e.rows for e in kept])
+    y = np.concatenate([(e.f1 >= BEST_SHARE * e.f1.max()).astype(int) for e in kept])
+    weight = np.concatenate([np.full(len(e.f1), 1.0 / len(e.f1)) for e in kept])
+    mean, scale = _standardiser(x)
+    model = LogisticRegression(C=c, max_iter=3000).fit((x - mean) / scale, y, sample_weight=weight)
+    return Linear(mean, scale, model.coef_[0].astype(float), float(model.intercept_[0]), logistic=True)
+
+
+def _standardiser(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each feature's mean and standard deviation (1 where it is constant)."""
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
-    model = Ridge(alpha=alpha).fit((x - mean) / scale, y)
-    return Linear(mean, scale, model.coef_.astype(float), float(model.intercept_))
+    return mean, scale
 
 
 def fit_answerable(x: np.ndarray, y: np.ndarray, c: float) -> Linear:
     """Logistic regression of "some annotator answered" on standardised question features."""
     from sklearn.linear_model import LogisticRegression
 
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale == 0] = 1.0
+    mean, scale = _standardiser(x)
     model = LogisticRegression(C=c, max_iter=1000).fit((x - mean) / scale, y)
     return Linear(mean, scale, model.coef_[0].astype(float), float(model.intercept_[0]), logistic=True)
 
@@ -198,14 +229,16 @@ def prf(predicted: Sequence[bool], gold: Sequence[bool]) -> tuple[float, float, 
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-def cross_validate(data: Sequence[Example], folds: int, alpha: float, c: float) -> dict:
+def cross_validate(
+    data: Sequence[Example], folds: int, alpha: float, c: float, target: str = "best", unit_c: float = UNIT_C
+) -> dict:
     """Held-out predictions for every example (each fold's models trained on the other folds)."""
     predicted: list[np.ndarray] = [np.zeros(0)] * len(data)
     answerable = np.zeros(len(data))
     for fold in range(folds):
         test = [i for i, e in enumerate(data) if fold_of(e.question.paper_id, folds) == fold]
         train = [e for e in data if fold_of(e.question.paper_id, folds) != fold]
-        unit = fit_unit(train, alpha)
+        unit = fit_unit(train, alpha, target, unit_c)
         qx = np.vstack([question_features(e.question.text, e.rows, unit(e.rows)) for e in train])
         qy = np.asarray([not e.unanswerable_some for e in train], dtype=int)
         gate = fit_answerable(qx, qy, c)
@@ -224,7 +257,11 @@ def report(data: Sequence[Example], held: dict) -> dict:
                 [
                     max(
                         qasper_score.token_f1(
-                            answer_text(extractive_answer(e.question.text, e.evidence, max_sentences=n, selector=None)),
+                            answer_text(
+                                extractive_answer(
+                                    e.question.text, e.evidence, max_sentences=n, selector=None, chooser=None
+                                )
+                            ),
                             r,
                         )
                         for r in e.refs
@@ -289,11 +326,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--traces", type=Path, help="an in-paper evaluation run's traces folder (one data file)")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--chunks", type=int, default=3, help="evidence chunks per question (the reader's default)")
-    parser.add_argument("--alpha", type=float, default=10.0, help="ridge penalty of the unit model")
+    parser.add_argument(
+        "--target", choices=("best", "f1"), default="best",
+        help="the unit model: 'best' (a logistic regression of a unit being one of its question's best) or 'f1' "
+        "(a ridge regression of unit F1, the model before)",
+    )  # fmt: skip
+    parser.add_argument("--alpha", type=float, default=10.0, help="ridge penalty of the unit model (--target f1)")
+    parser.add_argument(
+        "--unit-c", type=float, default=UNIT_C, help="inverse penalty of the unit model (--target best)"
+    )
     parser.add_argument("--c", type=float, default=1.0, help="inverse penalty of the answerability model")
     args = parser.parse_args(argv)
     data = examples(args.data, args.chunks, args.traces)
-    held = cross_validate(data, args.folds, args.alpha, args.c)
+    held = cross_validate(data, args.folds, args.alpha, args.c, args.target, args.unit_c)
     figures = report(data, held)
     keep_ratio = figures["keep_ratio"]
     levels = figures["abstention_by_level"]
@@ -303,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.report:
         args.report.write_text(json.dumps(figures, indent=1, default=float), encoding="utf-8")
     if args.out:
-        unit = fit_unit(data, args.alpha)
+        unit = fit_unit(data, args.alpha, args.target, args.unit_c)
         qx = np.vstack([question_features(e.question.text, e.rows, unit(e.rows)) for e in data])
         qy = np.asarray([not e.unanswerable_some for e in data], dtype=int)
         model = SelectorModel(

@@ -207,13 +207,62 @@ def selected_answer(
 
 
 def holding(wanted: set[str], scorer: Scorer) -> Scorer:
-    """``scorer`` with every sentence that holds none of the ``wanted`` terms scored 0."""
+    """``scorer`` with every sentence that holds none of the ``wanted`` terms scored 0 (``__wrapped__``: ``scorer``)."""
 
     def scores(question: str, sentences: list[str]) -> list[float]:
         held = terms(sentences)
         return [s if wanted & ts.keys() else 0.0 for s, ts in zip(scorer(question, sentences), held, strict=True)]
 
+    scores.__wrapped__ = scorer  # type: ignore[attr-defined]
     return scores
+
+
+CHOICE_MARGIN = 0.1
+"""The selector's unit model overrides the lexical scorer's choice only when it gives another unit a probability
+at least this share above the lexical choice's (:func:`chosen_by_model`): where the two nearly agree (the model's
+probabilities are flat on a question unlike its training questions), the lexical choice stands. Measured on
+QASPER (the reader replayed, each half of the papers read by a model trained on the other) and the demo's questions
+(docs/BENCHMARKS.md): 0 leaves one demo question answered by a sentence that does not answer it, 0.1 none, at
+0.001 of QASPER's Answer F1; larger margins lose more on QASPER."""
+
+
+def lexical_based(scorer: Scorer) -> bool:
+    """Whether ``scorer`` is the lexical scorer, or :func:`holding` of it (the scores the unit model was trained on)."""
+    while scorer is not lexical_scores and hasattr(scorer, "__wrapped__"):
+        scorer = scorer.__wrapped__
+    return scorer is lexical_scores
+
+
+def chosen_by_model(
+    question: str,
+    pool: list[Candidate],
+    lexical: list[float],
+    eligible: list[tuple[Candidate, float]],
+    model: SelectorModel,
+    min_score: float,
+) -> list[tuple[Candidate, float]] | None:
+    """The ``eligible`` units the selector's unit model may choose from, scored by it; ``None``: the lexical
+    choice stands.
+
+    The unit model reads every unit of the ``pool`` with its ``lexical`` score (the features it was trained on: a
+    unit's score relative to the best, what it adds to the question, its section, ...) and gives the probability
+    that the unit is one of the units that answer. It was trained on QASPER, choosing among the prose of one
+    paper, and chooses so here: among the units scoring above ``min_score`` of the paper the lexical scorer's best
+    unit is from (the rules, the paper's title among them, choose the paper), and never a table row (QASPER's tables
+    are captions without cells: when the lexical best is a row, it stands).
+    """
+    passing = [(c, s) for c, s in eligible if s > min_score]
+    if not passing:
+        return None
+    best = max(passing, key=lambda cs: cs[1])[0]
+    if best.unit.context:
+        return None
+    allowed = [c for c, _ in passing if c.chunk.paper_id == best.chunk.paper_id and not c.unit.context]
+    _, predicted = model.unit_scores(question, pool, lexical)
+    probability = {id(c): float(p) for c, p in zip(pool, predicted, strict=True)}
+    if max(probability[id(c)] for c in allowed) < (1.0 + CHOICE_MARGIN) * probability[id(best)]:
+        return None
+    return [(c, probability[id(c)]) for c in allowed]
 
 
 def compound_answer(
@@ -275,6 +324,7 @@ def extractive_answer(
     titles: Mapping[str, str] | None = None,
     compound: bool = True,
     quantity_required: bool = True,
+    chooser: SelectorModel | Literal["packaged"] | None = PACKAGED_SELECTOR,
 ) -> Answer:
     """Answer ``question`` with sentences quoted verbatim from ``evidence`` (best first in ``evidence``).
 
@@ -303,6 +353,11 @@ def extractive_answer(
         quantity_required: Abstain when a quantity question's answer states no quantity, or a "how many N"
             question's counts no N (:func:`~lit3r.reading.assurance.supplies_quantity`): the evidence does not
             supply what is asked. ``False`` quotes the best sentence anyway (``answers_question`` false).
+        chooser: On the rule path with the lexical scorer, which eligible unit a free-form answer quotes:
+            the one the selector's unit model ranks first (:func:`chosen_by_model`; ``"packaged"``, the default,
+            or a model), or ``None`` for the one the lexical scorer ranks first. The rules still decide whether to
+            answer and from which units (the body before the abstract, a table's extreme, the coverage floor,
+            a quantity stated).
 
     Returns:
         A sufficient answer whose every sentence is a verbatim quote of a cited chunk, or the
@@ -317,6 +372,7 @@ def extractive_answer(
                 scorer=holding(wanted, scorer or lexical_scores) if wanted else scorer,
                 relative_floor=relative_floor, prefer_body=prefer_body, min_coverage=min_coverage,
                 selector=selector, titles=titles, compound=False, quantity_required=quantity_required,
+                chooser=chooser,
             )  # fmt: skip
 
         return compound_answer(question, parts, evidence, answer_part)
@@ -354,7 +410,15 @@ def extractive_answer(
         return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": True})
     if covered < min_coverage and answer_form(question) != "boolean":  # measured: yes/no questions lose by it
         return insufficient_answer(question)
-    chosen = select(scored, 1 if kind != "sentence" else max_sentences, min_score, relative_floor)
+    count = 1 if kind != "sentence" else max_sentences
+    by_model = None
+    if chooser is not None and kind == "sentence" and lexical_based(scorer):
+        model = load_selector() if isinstance(chooser, str) else chooser
+        by_model = chosen_by_model(question, pool, lexical, scored, model, min_score)
+    if by_model is not None:
+        chosen = select(by_model, count, 0.0, relative_floor)
+    else:
+        chosen = select(scored, count, min_score, relative_floor)
     if not chosen:
         return insufficient_answer(question)
     answer = typed_answer(question, kind, chosen[0]) or with_cells(render(question, chosen), chosen)

@@ -5,15 +5,18 @@ hold, and a sentence that restates the question ranks first while the one that a
 dataset's name, the reason) ranks lower: on QASPER the best single unit of the evidence would score about three
 times the Answer F1 of the unit the lexical scorer puts first. The selector re-scores every unit with a linear
 model over features of the unit in its evidence: its lexical score relative to the best, its coverage of the
-question's terms, what it adds beyond the question (new terms, names, numbers), where it stands (chunk rank,
-position, abstract, table), and what the question asks for (:func:`lit3r.answers.question.answer_form`)
-crossed with what the unit offers (a number for a quantity question, a name for a factoid one, a reason for a
-"why"/"how" one).
+question's terms, what it adds beyond the question (new terms, names, quantities, commas of a list), where it stands
+(chunk rank, position, abstract, table, the kind of section its heading names), whether it cites other work, and
+what the question asks for (:func:`lit3r.answers.question.answer_form`) crossed with what the unit offers (a
+quantity, in digits or words, for a quantity question, a name for a factoid one, a reason for a "why"/"how" one).
 
-The model predicts the unit's answer token F1 (the SQuAD F1 QASPER scores with) and also the probability
-that the question is answerable from this evidence at all (the same features, pooled over the evidence). Both are
-trained by ``python -m lit3r.evals.selector_training`` (QASPER questions, cross-validated by paper) and shipped as
-``selector_model.json`` beside this module: plain weights, read with no training at run time.
+The unit model gives the probability that a unit is one of its question's best units (answer token F1, the SQuAD
+F1 QASPER scores with, at least 0.8 of the best unit's); the offline reader quotes the unit it ranks first among the
+units its rules allow (:func:`lit3r.reading.extractive.chosen_by_model`). The answerability model gives the
+probability that the question is answerable from this evidence at all (the same features, pooled over the
+evidence; only the opt-in ``selector=`` path uses it). Both are trained by ``python -m
+lit3r.evals.selector_training`` (QASPER questions, cross-validated by paper) and shipped as ``selector_model.json``
+beside this module: plain weights, read with no training at run time.
 """
 
 from __future__ import annotations
@@ -29,11 +32,10 @@ import numpy as np
 
 from lit3r.answers.question import answer_form
 from lit3r.reading.quotes import Candidate
-from lit3r.reading.scoring import query_terms, terms
+from lit3r.reading.scoring import query_terms, states_quantity, terms
 
 PACKAGED = Path(__file__).with_name("selector_model.json")
 
-_DIGIT = re.compile(r"\d")
 _PERCENT = re.compile(r"%|\bper ?cent\b", re.IGNORECASE)
 _NAME = re.compile(r"\b(?:[A-Z][a-z]*[A-Z][\w-]*|[A-Z]{2,}[\w-]*|[A-Z][a-z]+(?=[- ]?\d))")
 _REASON = re.compile(r"\b(?:because|since|due to|as a result|so that|in order to|thus|therefore|hence)\b", re.I)
@@ -42,6 +44,23 @@ _METHOD = re.compile(
 )
 _LIST = re.compile(r",|;|\band\b")
 _WE = re.compile(r"\b[Ww]e\b")
+_CITATION = re.compile(r"BIBREF\d+|\[\d+(?:[,\u2013-]\s*\d+)*\]|\(\w[\w .&-]*,? (?:19|20)\d\d[a-z]?\)")
+_USE = re.compile(r"\b(?:use|uses|used|using|employ|employs|employed|adopt|adopted|apply|applied)\b")
+
+SECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        ("introduction", r"intro"),
+        ("related", r"related|background|previous|prior"),
+        ("method", r"method|model|approach|architecture|system|framework|propos"),
+        ("data", r"data|corpus|corpora|annotat|collect"),
+        ("experiment", r"experiment|setup|setting|implement|training|baseline"),
+        ("result", r"result|evaluat|analys|discussion|performance|comparison"),
+        ("conclusion", r"conclu|future|summary"),
+    )
+)
+"""Kinds of section a unit stands in, read from its chunk's heading (lower case): what a section of that kind
+states differs (an introduction restates the question's words; the experiments name the datasets and baselines)."""
 
 FORMS = ("quantity", "span", "sentence")
 """The non-polar answer forms the selector distinguishes (yes/no questions are read by the verdict model)."""
@@ -57,7 +76,7 @@ UNIT_FEATURES = (
     "table_or_figure",
     "log_length",
     "novel_share",
-    "has_digit",
+    "states_quantity",
     "has_percent",
     "names",
     "list_marks",
@@ -65,7 +84,7 @@ UNIT_FEATURES = (
     "position",
     "prev_lexical_rel",
     "next_lexical_rel",
-    "quantity_x_digit",
+    "quantity_x_quantity",
     "quantity_x_percent",
     "span_x_names",
     "span_x_list",
@@ -74,6 +93,10 @@ UNIT_FEATURES = (
     "quantity_x_lexical",
     "span_x_lexical",
     "sentence_x_lexical",
+    *(f"section_{name}" for name, _ in SECTIONS),
+    "commas",
+    "citations",
+    "use_verb",
 )
 """One row of features per unit, in this order."""
 
@@ -129,13 +152,14 @@ def unit_features(question: str, pool: Sequence[Candidate], scores: Sequence[flo
         at = siblings.index(i)
         prev_rel = rel[siblings[at - 1]] if at > 0 else 0.0
         next_rel = rel[siblings[at + 1]] if at + 1 < len(siblings) else 0.0
-        digit = float(bool(_DIGIT.search(text)))
+        digit = float(states_quantity(text))
         percent = float(bool(_PERCENT.search(text)))
         n_names = math.log1p(len(names))
         n_list = math.log1p(len(_LIST.findall(text)))
         reason = float(bool(_REASON.search(text)))
         method = float(bool(_METHOD.search(text)))
         quantity, span, sentence = (float(form == f) for f in FORMS)
+        heading = (candidate.chunk.locator.section or "").lower()
         rows.append(
             [
                 rel[i],
@@ -165,6 +189,10 @@ def unit_features(question: str, pool: Sequence[Candidate], scores: Sequence[flo
                 quantity * rel[i],
                 span * rel[i],
                 sentence * rel[i],
+                *(float(bool(pattern.search(heading))) for _, pattern in SECTIONS),
+                min(text.count(","), 6) / 6,
+                min(len(_CITATION.findall(text)), 4) / 4,
+                float(bool(_USE.search(text))),
             ]
         )
     return np.asarray(rows, dtype=float)

@@ -56,8 +56,8 @@ def test_features_have_one_column_per_name_and_see_numbers_and_position() -> Non
     question = "How much did verification reduce unsupported claims?"
     rows = unit_features(question, pool, lexical_scores(question, [c.scoring_text for c in pool]))
     assert rows.shape == (len(pool), len(UNIT_FEATURES))
-    digit = rows[:, UNIT_FEATURES.index("has_digit")]
-    assert list(digit) == [float(any(ch.isdigit() for ch in c.text)) for c in pool]
+    quantity = rows[:, UNIT_FEATURES.index("states_quantity")]
+    assert list(quantity) == [1.0, 1.0, 1.0, 0.0]  # "100", "41", "halves" (a quantity in words); none
     assert rows[:, UNIT_FEATURES.index("chunk_recip_rank")].tolist() == [1.0, 1.0, 0.5, 0.5]
     assert rows[:, UNIT_FEATURES.index("lexical_rel")].max() == pytest.approx(1.0)
 
@@ -84,7 +84,7 @@ def test_the_selector_abstains_below_its_answerability_level() -> None:
     question = "How much did verification reduce unsupported claims?"
     pool = candidates([ERRORS, RESULTS])
     lexical = lexical_scores(question, [c.scoring_text for c in pool])
-    answer = selected_answer(question, pool, lexical, one_feature_model("has_digit", abstain_below=0.9))
+    answer = selected_answer(question, pool, lexical, one_feature_model("states_quantity", abstain_below=0.9))
     assert not answer.sufficient
     assert answer.citations == []
 
