@@ -49,6 +49,7 @@ from lit3r.grounding.verify import verify_answer
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, Chunk
 from lit3r.reading import extractive_answer, forms, scoring
+from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
 from lit3r.reading.counted import counting_chunks
 from lit3r.reading.extractive import body_first
 from lit3r.reading.quotes import candidates
@@ -64,8 +65,11 @@ class Replay:
     question: QasperQuestion
     evidence: list[Chunk]
     sufficient: bool
+    """The gate's verdict (and evidence found), before the papers' coverage (:data:`Variant.min_paper_coverage`)."""
     completed: list[Chunk]
     """The evidence as the agent now completes it (:func:`lit3r.reading.counted.counting_chunks`)."""
+    papers_coverage: float
+    """:func:`lit3r.reading.assurance.papers_coverage` of the question in the papers of the evidence."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,10 @@ class Variant:
     abstain_without_quantity: bool = False
     """A quantity question whose quotes state no quantity abstains (the reader's ``quantity_required`` also asks a
     "how many N" answer to count N)."""
+    min_paper_coverage: float = MIN_PAPER_COVERAGE
+    """The agent abstains when the papers read hold less of the question than this (0: never)."""
+    unit_floor_below: float = 2.0
+    """The reader's unit floor (``min_coverage``) applies only where the papers' coverage is below this."""
     chooser: str = "other half"
     """The unit model choosing the quoted unit (the reader's ``chooser``): ``"other half"`` (trained on the other
     half of the papers, from these traces, so no question is read by a model trained on it), ``"packaged"`` (the
@@ -130,8 +138,11 @@ def load_replays(data: Path, traces: Path, index: CorpusIndex) -> list[Replay]:
             )
         step = read_step(trace)
         evidence = [index.chunk_by_id[c] for c in step.get("evidence") or []]
-        completed = counting_chunks(evidence, index.chunks_by_paper, " ".join(question.text.split()))
-        replays.append(Replay(question, evidence, bool(step.get("sufficient")), completed))
+        asked = " ".join(question.text.split())
+        completed = counting_chunks(evidence, index.chunks_by_paper, asked)
+        papers = list(dict.fromkeys(c.paper_id for c in evidence))
+        gate = bool(step.get("gate", step.get("sufficient")))  # a trace before the papers' coverage: sufficient
+        replays.append(Replay(question, evidence, gate, completed, papers_coverage(asked, index, papers)))
     return replays
 
 
@@ -156,7 +167,10 @@ def answer(
     forms.POLAR_QUOTE = variant.polar_quote
     scoring.COUNT_BONUS = SHIPPED_COUNT_BONUS if variant.count_bonus is None else variant.count_bonus
     evidence = replay.completed if variant.completed else replay.evidence
-    found = extractive_answer(question, evidence, sufficient=replay.sufficient, **kwargs)
+    sufficient = replay.sufficient and replay.papers_coverage >= variant.min_paper_coverage
+    if replay.papers_coverage >= variant.unit_floor_below:
+        kwargs["min_coverage"] = 0.0
+    found = extractive_answer(question, evidence, sufficient=sufficient, **kwargs)
     if variant.abstain_below and found.sufficient and coverage(question, evidence) < variant.abstain_below:
         found = insufficient_answer(question)
     if variant.abstain_without_quantity and found.sufficient and not quotes_state_quantity(question, found):
@@ -323,6 +337,12 @@ NUMBERS = (("boolean", "boolean"), ("quantity", "quantity"), ("span", "sentence"
 SPANS = (("boolean", "boolean"), ("quantity", "span"), ("span", "span"))
 ALL = (("boolean", "boolean"), ("quantity", "quantity"), ("span", "span"))
 
+PAPERS_FLOORS = (
+    (0.25, 0.0), (0.25, 0.2), (0.25, 0.1), (0.1, 0.2), (0.15, 0.2), (0.2, 0.2), (0.1, 0.15), (0.1, 0.25), (0.0, 0.2),
+    (0.0, 0.3),
+)  # fmt: skip
+"""(unit floor, papers' floor) pairs of the family "the papers' coverage"."""
+
 FAMILIES: dict[str, list[Variant]] = {
     "cumulative": [
         BASELINE,
@@ -373,6 +393,14 @@ FAMILIES: dict[str, list[Variant]] = {
     ],
     "unit choice, in-sample": [
         Variant("reader, the packaged unit model (trained on these questions: in-sample)", {}, chooser="packaged"),
+    ],
+    "the papers' coverage": [
+        Variant(f"reader, unit floor {u:g}, papers' floor {p:g}", {"min_coverage": u}, min_paper_coverage=p)
+        for u, p in PAPERS_FLOORS
+    ],
+    "the unit floor where the papers hold little": [
+        Variant(f"reader, papers' floor 0.2, unit floor 0.25 below papers' {b:g}", {}, unit_floor_below=b)
+        for b in (0.5, 0.6, 0.7, 0.8, 0.9)
     ],
     "coverage floor": [
         Variant(f"reader, coverage floor {t:g}", {"min_coverage": t}) for t in (0.0, 0.15, 0.25, 0.35, 0.45)

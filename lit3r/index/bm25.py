@@ -28,6 +28,9 @@ OFFSETS_FILE = "offsets.npy"
 FORMAT_VERSION = 1
 
 Hit = tuple[str, float]
+POSITIVE_IDF = frozenset({"lucene", "bm25l", "bm25+"})
+"""The bm25s methods whose idf is positive for every term, so that their score matrix holds every document a token is
+in (Robertson's idf is 0 for a term in half the documents, ATIRE's for one in all: such pairs are left out)."""
 _NO_TOKEN = " "  # never produced by the tokeniser (tokens are runs of word characters)
 
 
@@ -101,6 +104,22 @@ class BM25Index:
             words[token_id] = token
         tokens = np.asarray(self._tokens)
         return [words[tokens[self._offsets[i] : self._offsets[i + 1]]].tolist() for i in range(len(self.ids))]
+
+    def rows(self, ids: set[str]) -> np.ndarray:
+        """The rows (index order) of the ``ids`` present in the index."""
+        return self._rows(ids)
+
+    def holding(self, token: str) -> np.ndarray:
+        """The rows (index order) of the documents holding ``token``, a token as :func:`tokenize` makes it."""
+        token_id = self._retriever.vocab_dict.get(token)
+        if token_id is None:
+            return np.zeros(0, dtype=np.int64)
+        if self.settings.method in POSITIVE_IDF:  # every (document, token) pair is in the score matrix: O(df)
+            scores = self._retriever.scores
+            start, end = scores["indptr"][token_id], scores["indptr"][token_id + 1]
+            return np.sort(np.asarray(scores["indices"][start:end], dtype=np.int64))
+        positions = np.flatnonzero(np.asarray(self._tokens) == token_id)
+        return np.unique(np.searchsorted(self._offsets, positions, side="right") - 1)
 
     def extend(self, ids: list[str], texts: list[str]) -> BM25Index:
         """A new index over this index's documents plus ``texts``; this one is left unchanged."""

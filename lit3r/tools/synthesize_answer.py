@@ -1,16 +1,17 @@
 """``synthesize_answer``: write the answer from the final papers' pooled passages, then verify its claims.
 
 The reader gets the best pooled chunks (``reader_chunks`` of each) of the final papers (at most ``reader_papers``
-papers), with the table chunk a chosen chunk names ("Table 1 gives ...") added after it, and every table of
-the papers read when the question asks for an extreme
-(:func:`lit3r.reading.tables.referenced_tables`), and for a "how many N" question whose evidence counts no N the
-papers' chunks that do (:func:`lit3r.reading.counted.counting_chunks`), unless the gate says the evidence is
-insufficient: then it abstains. A question whether named papers agree on a value ("Do the sparse retrieval and rank
-fusion papers agree on ...?") is answered by reading each named paper on its own instead
-(:func:`lit3r.reading.agreement.agreement_answer`; a ``read`` step named ``agreement``). Its answer's citations
-are validated and repaired against the corpus (a ``read`` step), then every claim is judged against the chunks
-it cites (a ``verify`` step, when a judge is configured): unsupported sentences are removed or marked as
-``settings.grounding`` says.
+papers), with the table chunk a chosen chunk names ("Table 1 gives ...") added after it, and every table of the
+papers read when the question asks for an extreme (:func:`lit3r.reading.tables.referenced_tables`), and for a "how
+many N" question whose evidence counts no N the papers' chunks that do
+(:func:`lit3r.reading.counted.counting_chunks`), unless the gate says the evidence is insufficient or the papers
+read do not hold the question's words (:func:`lit3r.reading.assurance.papers_coverage` below
+:data:`~lit3r.reading.assurance.MIN_PAPER_COVERAGE`): then it abstains. A question whether named papers agree on a
+value ("Do the sparse retrieval and rank fusion papers agree on ...?") is answered by reading each named paper on
+its own instead (:func:`lit3r.reading.agreement.agreement_answer`; a ``read`` step named ``agreement``). Its
+answer's citations are validated and repaired against the corpus (a ``read`` step), then every claim is judged
+against the chunks it cites (a ``verify`` step, when a judge is configured): unsupported sentences are removed or
+marked as ``settings.grounding`` says.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from lit3r.grounding.judges.exact import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Answer
 from lit3r.reading.agreement import agreement_answer
+from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
 from lit3r.reading.counted import counting_chunks
 from lit3r.reading.tables import referenced_tables
 from lit3r.retrieval import fusion
@@ -99,10 +101,13 @@ def synthesize_answer(
     evidence = counting_chunks(
         referenced_tables(pooled, index.chunks_by_paper, question), index.chunks_by_paper, question
     )
-    sufficient = bool(evidence) and passes(best_score, tools.gate)
+    gate = bool(evidence) and passes(best_score, tools.gate)
+    covered = papers_coverage(question, index, read) if evidence else 0.0
+    sufficient = gate and covered >= MIN_PAPER_COVERAGE
     compared = compared_papers(tools, question, papers) if sufficient and not options else None
     with tools.recorder.step("read", "agreement" if compared else tools.reader.name) as data:
         data.update(evidence=[c.id for c in evidence], sufficient=sufficient, best_score=best_score)
+        data.update(gate=gate, papers_coverage=round(covered, 4))
         answer = compared or tools.reader(question, evidence, options, sufficient)
         if compared:
             data["compared"] = [c.paper_id for c in compared.citations]

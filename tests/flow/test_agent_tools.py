@@ -246,3 +246,37 @@ def test_every_tool_call_is_one_trace_event_with_arguments_and_status(index) -> 
     assert [e.name for e in events] == [m.name for m in messages]
     assert [e.data["status"] for e in events] == [m.text for m in messages]
     assert events[0].data["args"] == {"query": "okapi lexical saturation"} and events[0].duration_ms > 0
+
+
+class RecordingReader:
+    """A reader that records whether it was let read (``sufficient``) and answers nothing."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.calls: list[bool] = []
+
+    def __call__(self, question, evidence_chunks, options, sufficient) -> Answer:
+        from lit3r.answers import insufficient_answer
+
+        self.calls.append(sufficient)
+        return insufficient_answer(question)
+
+
+def test_no_reader_reads_a_question_whose_words_the_papers_read_do_not_hold(index) -> None:
+    from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
+    from lit3r.tools.synthesize_answer import synthesize_answer
+
+    pool = {c.id: 1.0 for c in list(index.chunk_by_id.values())[:6]}
+    papers = sorted({index.chunk_by_id[c].paper_id for c in pool})
+    for question, let_read in (
+        ("What is the boiling point of liquid nitrogen in Kelvin?", False),
+        (QUESTION, True),  # "okapi lexical saturation": the seed's papers hold it
+    ):
+        reader = RecordingReader()
+        context = make_context(index, reader=reader, gate=GateThreshold.fixed(-1e9))  # the gate lets everything by
+        synthesize_answer(context.tools, question, pool, None, 1.0)
+        read = context.recorder.of_type("read")[0].data
+        assert reader.calls == [let_read] and read["gate"] is True and read["sufficient"] is let_read
+        assert read["papers_coverage"] == round(papers_coverage(question, index, papers), 4)
+        assert (read["papers_coverage"] >= MIN_PAPER_COVERAGE) is let_read
