@@ -121,6 +121,11 @@ class BM25Index:
         positions = np.flatnonzero(np.asarray(self._tokens) == token_id)
         return np.unique(np.searchsorted(self._offsets, positions, side="right") - 1)
 
+    def held(self, tokens: list[str], ids: set[str]) -> list[tuple[int, bool]]:
+        """For each token: how many documents hold it, and whether one of the documents ``ids`` does."""
+        wanted = self.rows(ids)
+        return [(len(rows), bool(np.isin(rows, wanted).any())) for rows in map(self.holding, tokens)]
+
     def extend(self, ids: list[str], texts: list[str]) -> BM25Index:
         """A new index over this index's documents plus ``texts``; this one is left unchanged."""
         if len(ids) != len(texts):

@@ -14,8 +14,6 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from lit3r.answers.question import AnswerForm, answer_form
 from lit3r.answers.sentences import Unit, chunk_units
 from lit3r.answers.validate import MARKER
@@ -101,18 +99,17 @@ def papers_coverage(question: str, index: CorpusIndex, paper_ids: Sequence[str])
     holds, each term weighted by its BM25 idf over every chunk of ``index`` (a term the corpus never uses weighs
     most); 1.0 for a question without terms. The terms are the reader's (:func:`~lit3r.reading.scoring.query_terms`:
     the question's words less question words, stemmed as the chunk BM25 index stems them); which chunks hold one is
-    read from that index."""
+    read from that index (:meth:`~lit3r.index.bm25.BM25Index.held`; a sharded index asks its shards)."""
     bm25 = index.bm25_chunks
     query = query_terms(question) - genre_terms()
     if not query:
         return 1.0
-    wanted = bm25.rows({c.id for p in paper_ids for c in index.chunks_by_paper.get(p, ())})
+    wanted = {c.id for p in paper_ids for c in index.chunks_by_paper.get(p, ())}
     total = held = 0.0
-    for token in query:
-        rows = bm25.holding(token)
-        weight = math.log(1.0 + (len(bm25) - len(rows) + 0.5) / (len(rows) + 0.5))
+    for frequency, holds in bm25.held(sorted(query), wanted):
+        weight = math.log(1.0 + (len(bm25) - frequency + 0.5) / (frequency + 0.5))
         total += weight
-        held += weight if np.isin(rows, wanted).any() else 0.0
+        held += weight if holds else 0.0
     return held / total
 
 

@@ -34,6 +34,7 @@ def test_the_rows_holding_a_token_are_the_documents_that_hold_it(index) -> None:
     assert [bm25.ids[r] for r in bm25.holding("recal")] == ["sparse::c0000", "dense::c0000"]
     assert len(bm25.holding("nitrogen")) == 0
     assert sorted(bm25.rows({"dense::c0001", "unknown"}).tolist()) == [3]
+    assert bm25.held(["recal", "encod", "nitrogen"], {"dense::c0001"}) == [(2, False), (2, True), (0, False)]
 
 
 @pytest.mark.parametrize("method", ["robertson", "lucene", "atire", "bm25l", "bm25+"])

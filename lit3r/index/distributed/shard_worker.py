@@ -93,6 +93,10 @@ class ShardServer:
         """Each query's best ``k`` chunks of this shard by BM25 (scores are corpus-wide)."""
         return [[(i, s, self.row[i]) for i, s in hits] for hits in self.bm25.search_many(queries, k, allowed)]
 
+    def bm25_held(self, tokens: list[str], ids: set[str]) -> list[tuple[int, bool]]:
+        """For each token: how many of this shard's chunks hold it, and whether one of ``ids`` does."""
+        return self.bm25.held(tokens, ids)
+
     def dense_search(
         self, vectors: np.ndarray, k: int, allowed: set[str] | None, subset_scan_limit: int
     ) -> list[list[ShardHit]]:

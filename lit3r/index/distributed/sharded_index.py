@@ -67,6 +67,15 @@ class ShardedBM25(_ShardedChunks):
         results = self.pool.call("bm25_search", {n: (list(queries), k, part) for n, part in parts.items()})
         return [merge_hits((r[q] for r in results.values()), k) for q in range(len(queries))]
 
+    def held(self, tokens: list[str], ids: set[str]) -> list[tuple[int, bool]]:
+        """For each token: how many chunks of the corpus hold it (every shard's count), and whether one of ``ids``
+        does (:meth:`~lit3r.index.bm25.BM25Index.held`)."""
+        parts = self._parts(ids)
+        results = self.pool.call("bm25_held", {n: (list(tokens), parts.get(n) or set()) for n in self.pool.handles})
+        return [
+            (sum(r[i][0] for r in results.values()), any(r[i][1] for r in results.values())) for i in range(len(tokens))
+        ]
+
 
 class ShardedDense(_ShardedChunks):
     """Chunk vectors over the shards, with :class:`~lit3r.index.dense.DenseIndex`'s search methods."""
