@@ -1,9 +1,10 @@
 """Train the sentence selector (:mod:`lit3r.reading.selector`) on QASPER questions, cross-validated by paper.
 
-Run from the repository root::
+Run from the repository root (the shipped model; ``TRACES``: the traces of an offline in-paper run of the same
+file, ``lit3r eval qasper FILE --answers --in-paper``, moved to a folder of their own)::
 
     python -m lit3r.evals.selector_training ../shared/data/qasper/qasper-test-v0.3.corpus-and-dev-questions.json.gz \
-        ../shared/data/qasper/qasper-train-sample-10-papers.hf-layout.json --out lit3r/reading/selector_model.json
+        --traces TRACES --out lit3r/reading/selector_model.json --report selector-cv.json
 
 Every question's evidence is what the reader is given in paper. With ``--traces DIR`` (the traces folder of an
 ``lit3r eval qasper DATA --answers --in-paper`` run, ``<home>/evals/<hash>/traces``; one data file) it is exactly
