@@ -6,12 +6,13 @@ papers read when the question asks for an extreme (:func:`lit3r.reading.tables.r
 many N" question whose evidence counts no N the papers' chunks that do
 (:func:`lit3r.reading.counted.counting_chunks`), unless the gate says the evidence is insufficient or the papers
 read do not hold the question's words (:func:`lit3r.reading.assurance.papers_coverage` below
-:data:`~lit3r.reading.assurance.MIN_PAPER_COVERAGE`): then it abstains. A question whether named papers agree on a
-value ("Do the sparse retrieval and rank fusion papers agree on ...?") is answered by reading each named paper on
-its own instead (:func:`lit3r.reading.agreement.agreement_answer`; a ``read`` step named ``agreement``). Its
-answer's citations are validated and repaired against the corpus (a ``read`` step), then every claim is judged
-against the chunks it cites (a ``verify`` step, when a judge is configured): unsupported sentences are removed or
-marked as ``settings.grounding`` says.
+:data:`~lit3r.reading.assurance.MIN_PAPER_COVERAGE`; not for a question with options, whose verdict the readers
+choose from what the papers state, in words the question need not share): then it abstains. A question whether named
+papers agree on a value ("Do the sparse retrieval and rank fusion papers agree on ...?") is answered by reading each
+named paper on its own instead (:func:`lit3r.reading.agreement.agreement_answer`; a ``read`` step named
+``agreement``). Its answer's citations are validated and repaired against the corpus (a ``read`` step), then every
+claim is judged against the chunks it cites (a ``verify`` step, when a judge is configured): unsupported sentences
+are removed or marked as ``settings.grounding`` says.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def synthesize_answer(
     )
     gate = bool(evidence) and passes(best_score, tools.gate)
     covered = papers_coverage(question, index, read) if evidence else 0.0
-    sufficient = gate and covered >= MIN_PAPER_COVERAGE
+    sufficient = gate and (bool(options) or covered >= MIN_PAPER_COVERAGE)  # options: the verdict is asked for
     compared = compared_papers(tools, question, papers) if sufficient and not options else None
     with tools.recorder.step("read", "agreement" if compared else tools.reader.name) as data:
         data.update(evidence=[c.id for c in evidence], sufficient=sufficient, best_score=best_score)

@@ -280,3 +280,8 @@ def test_no_reader_reads_a_question_whose_words_the_papers_read_do_not_hold(inde
         assert reader.calls == [let_read] and read["gate"] is True and read["sufficient"] is let_read
         assert read["papers_coverage"] == round(papers_coverage(question, index, papers), 4)
         assert (read["papers_coverage"] >= MIN_PAPER_COVERAGE) is let_read
+    # A question with options is read for its verdict, whose words the papers need not hold
+    reader = RecordingReader()
+    context = make_context(index, reader=reader, gate=GateThreshold.fixed(-1e9))
+    synthesize_answer(context.tools, "Is the boiling point of nitrogen low?", pool, None, 1.0, options=["yes", "no"])
+    assert reader.calls == [True] and context.recorder.of_type("read")[0].data["papers_coverage"] < MIN_PAPER_COVERAGE
