@@ -151,9 +151,26 @@ def summarize(event: Mapping[str, Any]) -> str:
         for key in ("final", "pool", "ranking", "papers"):
             if data.get(key):
                 return f"{key}: {_top(data[key])}"
+    if kind == "read" and "papers_coverage" in data:
+        return _read_summary(data)
     if kind == "node" and "decision" in data:
         return _short(data["decision"], SUMMARY_CHARS)
     return _short(data, SUMMARY_CHARS)
+
+
+def _read_summary(data: Mapping[str, Any]) -> str:
+    """What the reader was given and why it read or did not: the gate, the papers' coverage of the question."""
+    evidence = len(data.get("evidence") or [])
+    if data.get("sufficient"):
+        why = "read"
+    elif not evidence:
+        why = "not read: no evidence"
+    elif data.get("gate") is False:
+        why = "not read: below the relevance gate"
+    else:
+        why = "not read: the papers read do not hold the question"
+    cited = f", {len(data['citations'])} citations" if data.get("citations") else ""
+    return f"{evidence} chunks, papers hold {data['papers_coverage']:.2f} of the question; {why}{cited}"
 
 
 def _offset_ms(started_at: str, origin: datetime) -> float:

@@ -184,3 +184,17 @@ def test_ask_in_a_thread_keeps_the_conversation_in_threads_sqlite(index) -> None
         stored = build_graph(saver).get_state({"configurable": {"thread_id": "t"}}).values
     assert [m.text for m in stored["messages"] if m.type == "human"] == [QUESTION, second.question]
     assert stored["answer"]["text"] == second.text and stored["round"] == 1
+
+
+def test_a_read_step_says_why_the_reader_read_or_did_not() -> None:
+    def read(**data) -> dict:
+        return {"type": "read", "name": "extractive", "data": {"evidence": ["p::c0001", "p::c0002"], **data}}
+
+    off_topic = read(sufficient=False, gate=True, papers_coverage=0.0912)
+    assert summarize(off_topic) == (
+        "2 chunks, papers hold 0.09 of the question; not read: the papers read do not hold the question"
+    )
+    gated = read(sufficient=False, gate=False, papers_coverage=0.8)
+    assert summarize(gated).endswith("not read: below the relevance gate")
+    answered = read(sufficient=True, gate=True, papers_coverage=1.0, citations=["p::c0001"])
+    assert summarize(answered) == "2 chunks, papers hold 1.00 of the question; read, 1 citations"
