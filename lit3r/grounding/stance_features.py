@@ -192,11 +192,31 @@ def _signs(tokens: Sequence[str]) -> list[tuple[int, int]]:
     return found
 
 
+COVARIATION = frozenset({"as", "when", "whenever"})
+"""Words that, between two direction words, relate them: "latency falls as the budget grows" asserts that the two
+move apart (the product of their signs, -1), not that the directions cancel."""
+
+COVARIATION_SPAN = 8
+"""At most this many words from the first direction word to the second for them to be read as one relation."""
+
+
 def _polarity(signs: Sequence[tuple[int, int]]) -> int:
     """The direction the words assert (their :func:`_signs` summed): "reduces" -1, "does not reduce" +1, "no
     increase" -1."""
     total = sum(sign for _, sign in signs)
     return (total > 0) - (total < 0)
+
+
+def covariation(tokens: Sequence[str], signs: Sequence[tuple[int, int]]) -> int:
+    """The relation a text states between two directions: the first two consecutive direction words joined by a
+    :data:`COVARIATION` word ("A falls as B grows", "A rises when B rises") assert their product, how the first
+    moves with the second (-1, +1); 0 when there are none. A sentence's relation is read only against a claim that
+    states one (:func:`pair_features`): read for every sentence, the form also joins two separate findings
+    (measured on SciFact, docs/BENCHMARKS.md)."""
+    for (i, first), (j, second) in zip(signs, signs[1:], strict=False):
+        if j - i <= COVARIATION_SPAN and any(t in COVARIATION for t in tokens[i + 1 : j]):
+            return first * second
+    return 0
 
 
 ANCHOR_WINDOW = 3
@@ -353,9 +373,14 @@ def pair_features(
     claim_dir_words = {t for t in claim.tokens if t in UP_FORMS or t in DOWN_FORMS}
     sentence_tokens = set(sentence.tokens)
     direction_missing = bool(claim_dir_words) and not (claim_dir_words & sentence_tokens)
-    direction = (stated if stated is not None else anchored_polarity(claim, sentence)) if claim.polarity else 0
-    conflict = claim.polarity * direction < 0
-    agree = claim.polarity * direction > 0
+    related = covariation(claim.tokens, claim.signs)  # "A falls as B grows": how A moves with B
+    claimed = related or claim.polarity
+    direction = 0
+    if claimed:
+        direction = stated if stated is not None else (related and covariation(sentence.tokens, sentence.signs))
+        direction = direction or anchored_polarity(claim, sentence)
+    conflict = claimed * direction < 0
+    agree = claimed * direction > 0
     unstated = bool(claim.numbers - paper_numbers)
     other = (bool(claim.numbers) and bool(sentence.numbers) and not claim.numbers <= sentence.numbers) or renumbered(
         claim, sentence

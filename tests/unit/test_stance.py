@@ -380,3 +380,18 @@ def test_the_checks_llm_judge_falls_back_to_the_judge_it_is_given() -> None:
     )
     assert stance_judge(session, TraceRecorder(), fallback=held_out).fallback is held_out
     assert stance_judge(SimpleNamespace(chat_model=None), TraceRecorder(), fallback=held_out) is held_out
+
+
+def test_a_claim_relating_two_directions_is_judged_by_how_they_move_together() -> None:
+    from lit3r.grounding.stance_features import Text, covariation
+
+    claim = Text.of("Reranking latency falls as the candidate budget grows.")
+    assert claim.polarity == 0 and covariation(claim.tokens, claim.signs) == -1  # "falls" and "grows" do not cancel
+    same = Text.of("Latency doubles when the budget doubles.")
+    assert covariation(same.tokens, same.signs) == 1
+    plain = Text.of("Latency grows and recall falls.")
+    assert covariation(plain.tokens, plain.signs) == 0  # two findings, not a relation
+    judge = OfflineStance()
+    stated = "Reranking latency {} as the candidate budget grows."
+    verdicts = {w: judge.judge(claim.raw, [Passage("p::c0001", stated.format(w))]).verdict for w in ("rises", "falls")}
+    assert verdicts == {"rises": "contradicts", "falls": "supports"}
