@@ -6,8 +6,8 @@ question (default :func:`lit3r.reading.scoring.lexical_scores`, or any
 ``scorer(question, texts) -> scores`` such as a :class:`~lit3r.retrieval.rerankers.Reranker`'s
 ``score``), and the best one (``max_sentences`` to quote more, the best one's chunk first) becomes the answer,
 followed by the marker of its chunk. A superlative question over an evidence table is answered by the row that
-holds the extreme (:mod:`lit3r.reading.tables`); :mod:`lit3r.reading.selector` is the learned alternative to the
-lexical choice (opt-in: ``selector=``).
+holds the extreme (:mod:`lit3r.reading.tables`); which unit a free-form answer quotes is the selector's unit model's
+choice among those the rules allow (:mod:`lit3r.reading.choice`; ``chooser=None`` for the lexical one).
 The body's units are preferred to the abstract's (:func:`body_first`). A yes/no question is
 answered "Yes — <quoted words> [n]" or "No — ..." (:mod:`lit3r.reading.forms`); the other
 forms of :mod:`lit3r.answers.question` get whole sentences unless ``form`` asks for a
@@ -31,6 +31,7 @@ from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form, qu
 from lit3r.answers.validate import insufficient_answer
 from lit3r.models import Answer, Chunk
 from lit3r.reading.assurance import MIN_COVERAGE, coverage, kind_supplied
+from lit3r.reading.choice import chosen_by_model, lexical_based, selected_answer
 from lit3r.reading.conditions import contradicts_split, split_contexts
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.quotes import Candidate, candidates, joined, render
@@ -44,7 +45,7 @@ from lit3r.reading.scoring import (
     subject_factors,
     terms,
 )
-from lit3r.reading.selector import SelectorModel, kept_units, load_selector
+from lit3r.reading.selector import SelectorModel, load_selector
 from lit3r.reading.tables import superlative_cell, with_cells
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
 
@@ -181,31 +182,6 @@ def verdict_answer(
     return answer.model_copy(update={"option": option, "confidence": round(confidence, 4), "answers_question": True})
 
 
-def selected_answer(
-    question: str,
-    pool: list[Candidate],
-    lexical: list[float],
-    selector: SelectorModel,
-    min_coverage: float = MIN_COVERAGE,
-) -> Answer:
-    """The answer the learned selector (:mod:`lit3r.reading.selector`) makes of the evidence units.
-
-    It abstains when the evidence is silent about the question (:func:`coverage` below ``min_coverage``, as the
-    rules do) or when the answerability model says the evidence does not answer it; otherwise it
-    quotes the unit with the highest predicted answer F1, then at most two more whose prediction is within the
-    model's ``keep_ratio`` of it, best first. The answer's confidence is the answerability probability.
-    """
-    rows, predicted = selector.unit_scores(question, pool, lexical)
-    answerable = selector.answerability(question, rows, predicted)
-    silent = coverage(question, list(zip(pool, lexical, strict=True))) < min_coverage
-    if silent or answerable < selector.abstain_below:
-        return insufficient_answer(question).model_copy(update={"confidence": round(answerable, 4)})
-    keep = kept_units(predicted, selector.keep_ratio)
-    answer = render(question, [pool[i] for i in keep])
-    supplied = kind_supplied(answer_form(question), answer)
-    return answer.model_copy(update={"confidence": round(answerable, 4), "answers_question": supplied})
-
-
 def holding(wanted: set[str], scorer: Scorer) -> Scorer:
     """``scorer`` with every sentence that holds none of the ``wanted`` terms scored 0 (``__wrapped__``: ``scorer``)."""
 
@@ -215,54 +191,6 @@ def holding(wanted: set[str], scorer: Scorer) -> Scorer:
 
     scores.__wrapped__ = scorer  # type: ignore[attr-defined]
     return scores
-
-
-CHOICE_MARGIN = 0.1
-"""The selector's unit model overrides the lexical scorer's choice only when it gives another unit a probability
-at least this share above the lexical choice's (:func:`chosen_by_model`): where the two nearly agree (the model's
-probabilities are flat on a question unlike its training questions), the lexical choice stands. Measured on
-QASPER (the reader replayed, each half of the papers read by a model trained on the other) and the demo's questions
-(docs/BENCHMARKS.md): 0 leaves one demo question answered by a sentence that does not answer it, 0.1 none, at
-0.001 of QASPER's Answer F1; larger margins lose more on QASPER."""
-
-
-def lexical_based(scorer: Scorer) -> bool:
-    """Whether ``scorer`` is the lexical scorer, or :func:`holding` of it (the scores the unit model was trained on)."""
-    while scorer is not lexical_scores and hasattr(scorer, "__wrapped__"):
-        scorer = scorer.__wrapped__
-    return scorer is lexical_scores
-
-
-def chosen_by_model(
-    question: str,
-    pool: list[Candidate],
-    lexical: list[float],
-    eligible: list[tuple[Candidate, float]],
-    model: SelectorModel,
-    min_score: float,
-) -> list[tuple[Candidate, float]] | None:
-    """The ``eligible`` units the selector's unit model may choose from, scored by it; ``None``: the lexical
-    choice stands.
-
-    The unit model reads every unit of the ``pool`` with its ``lexical`` score (the features it was trained on: a
-    unit's score relative to the best, what it adds to the question, its section, ...) and gives the probability
-    that the unit is one of the units that answer. It was trained on QASPER, choosing among the prose of one
-    paper, and chooses so here: among the units scoring above ``min_score`` of the paper the lexical scorer's best
-    unit is from (the rules, the paper's title among them, choose the paper), and never a table row (QASPER's tables
-    are captions without cells: when the lexical best is a row, it stands).
-    """
-    passing = [(c, s) for c, s in eligible if s > min_score]
-    if not passing:
-        return None
-    best = max(passing, key=lambda cs: cs[1])[0]
-    if best.unit.context:
-        return None
-    allowed = [c for c, _ in passing if c.chunk.paper_id == best.chunk.paper_id and not c.unit.context]
-    _, predicted = model.unit_scores(question, pool, lexical)
-    probability = {id(c): float(p) for c, p in zip(pool, predicted, strict=True)}
-    if max(probability[id(c)] for c in allowed) < (1.0 + CHOICE_MARGIN) * probability[id(best)]:
-        return None
-    return [(c, probability[id(c)]) for c in allowed]
 
 
 def compound_answer(

@@ -12,7 +12,7 @@ quantity, in digits or words, for a quantity question, a name for a factoid one,
 
 The unit model gives the probability that a unit is one of its question's best units (answer token F1, the SQuAD
 F1 QASPER scores with, at least 0.8 of the best unit's); the offline reader quotes the unit it ranks first among the
-units its rules allow (:func:`lit3r.reading.extractive.chosen_by_model`). The answerability model gives the
+units its rules allow (:func:`lit3r.reading.choice.chosen_by_model`). The answerability model gives the
 probability that the question is answerable from this evidence at all (the same features, pooled over the
 evidence; only the opt-in ``selector=`` path uses it). Both are trained by ``python -m
 lit3r.evals.selector_training`` (QASPER questions, cross-validated by paper) and shipped as ``selector_model.json``
