@@ -322,6 +322,8 @@ class Text:
     """Its direction words' positions and signs (:func:`_signs`)."""
     anchors: frozenset[str]
     """What its direction words are about (:func:`_anchors`)."""
+    relation: int
+    """The relation it states between two directions (:func:`covariation`), 0 when none."""
 
     @classmethod
     def of(cls, text: str) -> Text:
@@ -339,6 +341,7 @@ class Text:
             polarity=_polarity(signs),
             signs=signs,
             anchors=_anchors(tokens, signs),
+            relation=covariation(tokens, signs),
         )
 
 
@@ -373,12 +376,13 @@ def pair_features(
     claim_dir_words = {t for t in claim.tokens if t in UP_FORMS or t in DOWN_FORMS}
     sentence_tokens = set(sentence.tokens)
     direction_missing = bool(claim_dir_words) and not (claim_dir_words & sentence_tokens)
-    related = covariation(claim.tokens, claim.signs)  # "A falls as B grows": how A moves with B
-    claimed = related or claim.polarity
-    direction = 0
-    if claimed:
-        direction = stated if stated is not None else (related and covariation(sentence.tokens, sentence.signs))
-        direction = direction or anchored_polarity(claim, sentence)
+    claimed = claim.relation or claim.polarity  # "A falls as B grows": how A moves with B
+    if not claimed:
+        direction = 0
+    elif stated is not None:
+        direction = stated
+    else:  # a relation claim is read against the relation a sentence states, else its direction
+        direction = (claim.relation and sentence.relation) or anchored_polarity(claim, sentence)
     conflict = claimed * direction < 0
     agree = claimed * direction > 0
     unstated = bool(claim.numbers - paper_numbers)
