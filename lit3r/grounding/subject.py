@@ -19,10 +19,10 @@ level of papers in a library, and like it needs no calibration run in a fresh ho
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Mapping
 
 from lit3r.grounding.stance_features import ABSOLUTE, DOWN_FORMS, HEDGES, NEGATION, STOP, UP_FORMS, words
+from lit3r.index.bm25 import idf
 
 FUNCTION_WORDS = frozenset(
     """when where while what how why if whether but so because though although unless until since than over
@@ -45,11 +45,6 @@ set 4) none reaches it on the demo home and one does on the three shared PDFs (d
 def subject_words(claim: str) -> list[str]:
     """The claim's words that say what it is about, lower case, in order, without repeats."""
     return list(dict.fromkeys(w for w in words(claim) if len(w) > 1 and not w[0].isdigit() and w not in NOT_SUBJECT))
-
-
-def idf(df: int, n: int) -> float:
-    """BM25's idf of a word that ``df`` of ``n`` documents hold (always positive; highest for ``df`` 0)."""
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 def subject_coverage(

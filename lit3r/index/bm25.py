@@ -10,6 +10,7 @@ global) without the caller passing the old texts again.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -32,6 +33,12 @@ POSITIVE_IDF = frozenset({"lucene", "bm25l", "bm25+"})
 """The bm25s methods whose idf is positive for every term, so that their score matrix holds every document a token is
 in (Robertson's idf is 0 for a term in half the documents, ATIRE's for one in all: such pairs are left out)."""
 _NO_TOKEN = " "  # never produced by the tokeniser (tokens are runs of word characters)
+
+
+def idf(df: int, n: int) -> float:
+    """BM25's idf (Lucene's, always positive) of a term that ``df`` of ``n`` documents hold; highest for ``df`` 0.
+    The one formula for every weighting of terms by their rarity (readers, claim check, offline reranker)."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 @lru_cache(maxsize=8)

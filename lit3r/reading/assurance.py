@@ -10,13 +10,13 @@ confidence (:func:`lit3r.reading.extractive.verdict_answer`).
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lit3r.answers.question import AnswerForm, answer_form
 from lit3r.answers.sentences import Unit, chunk_units
 from lit3r.answers.validate import MARKER
+from lit3r.index.bm25 import idf
 from lit3r.models import Answer, Chunk
 from lit3r.reading.scoring import counted_noun, counts, names_split, query_terms, states_quantity, terms
 
@@ -81,7 +81,7 @@ def covered_share(question: str, texts: Sequence[str], best: int) -> float:
     unit_terms = [set(ts) & query for ts in terms(list(texts))]
     n = len(texts)
     df = {t: sum(t in ts for ts in unit_terms) for t in query}
-    weight = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+    weight = {t: idf(df[t], n) for t in query}
     return sum(w for t, w in weight.items() if t in unit_terms[best]) / sum(weight.values())
 
 
@@ -107,7 +107,7 @@ def papers_coverage(question: str, index: CorpusIndex, paper_ids: Sequence[str])
     wanted = {c.id for p in paper_ids for c in index.chunks_by_paper.get(p, ())}
     total = held = 0.0
     for frequency, holds in bm25.held(sorted(query), wanted):
-        weight = math.log(1.0 + (len(bm25) - frequency + 0.5) / (frequency + 0.5))
+        weight = idf(frequency, len(bm25))
         total += weight
         held += weight if holds else 0.0
     return held / total

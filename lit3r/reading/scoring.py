@@ -37,12 +37,12 @@ whatever its direction or form: "falls", "halves", "rose", or "from 18% to 6%") 
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+from lit3r.index.bm25 import idf as bm25_idf
 from lit3r.index.bm25 import stem_word, tokenize
 from lit3r.reading.conditions import SPLIT_WORDS
 from lit3r.settings import BM25Settings
@@ -162,7 +162,7 @@ def idf(sentence_terms: Sequence[Counter[str]]) -> dict[str, float]:
     """BM25 idf of every term over the given sentences (always positive)."""
     n = len(sentence_terms)
     df = Counter(term for ts in sentence_terms for term in ts)
-    return {term: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+    return {term: bm25_idf(d, n) for term, d in df.items()}
 
 
 def bm25(query: set[str], sentence: Counter[str], weights: dict[str, float], avg_length: float) -> float:

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from lit3r.answers.question import answer_form
+from lit3r.index.bm25 import idf
 from lit3r.reading.quotes import Candidate
 from lit3r.reading.scoring import query_terms, states_quantity, terms
 
@@ -118,7 +119,7 @@ def _weights_over(pool_terms: Sequence[set[str]], query: set[str]) -> dict[str, 
     """BM25 idf of each question term over the units (a term no unit holds weighs most)."""
     n = len(pool_terms)
     df = {t: sum(t in ts for ts in pool_terms) for t in query}
-    return {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in query}
+    return {t: idf(df[t], n) for t in query}
 
 
 def unit_features(question: str, pool: Sequence[Candidate], scores: Sequence[float]) -> np.ndarray:

@@ -10,7 +10,6 @@ Which one (if any) becomes the default is decided by measuring on QASPER, not he
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lit3r.index.bm25 import idf as bm25_idf
 from lit3r.settings import BM25Settings, EmbedderSettings
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def lexical_scores(
     n = len(documents)
     average_length = max(sum(len(d) for d in documents) / n, 1.0)
     df = Counter(t for d in documents for t in set(d) if t in terms)
-    idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    idf = {t: bm25_idf(df[t], n) for t in terms}
     total_idf = sum(idf.values())
     scores = []
     for document in documents:
