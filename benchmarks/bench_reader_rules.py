@@ -21,8 +21,8 @@ the *other* half is scored on this one, so a choice is never scored on the quest
 Retrieval is not rerun, so the figures isolate the reader. The unit model that chooses the quoted unit
 (:mod:`lit3r.reading.selector`) is trained on the same shared questions, so every variant reads each half's
 questions with the unit model trained on the other half (:func:`half_choosers`) unless it says otherwise.
-``--family NAME`` (repeatable) replays only the named
-families of :data:`FAMILIES` (e.g. ``--family "count of what is asked"``).
+``--family NAME`` (repeatable) replays only the named families of :data:`FAMILIES` (e.g. ``--family "count of
+what is asked"``).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def half_choosers(data: Path, traces: Path) -> dict[int, SelectorModel]:
     examples = selector_training.examples([data], 3, traces)
     out = {}
     for h in (0, 1):
-        unit = selector_training.fit_unit([e for e in examples if half(e.question.paper_id) != h], 0.0)
+        unit = selector_training.fit_unit([e for e in examples if half(e.question.paper_id) != h], alpha=10.0)
         out[h] = SelectorModel(unit, load_selector().answerable, 0.0, 1.01, trained_on=f"papers not in half {h}")
     return out
 

@@ -169,7 +169,8 @@ def _read_summary(data: Mapping[str, Any]) -> str:
         why = "not read: below the relevance gate"
     else:
         why = "not read: the papers read do not hold the question"
-    cited = f", {len(data['citations'])} citations" if data.get("citations") else ""
+    count = len(data.get("citations") or [])
+    cited = f", {count} citation{'s' if count > 1 else ''}" if count else ""
     return f"{evidence} chunks, papers hold {data['papers_coverage']:.2f} of the question; {why}{cited}"
 
 

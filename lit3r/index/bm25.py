@@ -112,10 +112,6 @@ class BM25Index:
         tokens = np.asarray(self._tokens)
         return [words[tokens[self._offsets[i] : self._offsets[i + 1]]].tolist() for i in range(len(self.ids))]
 
-    def rows(self, ids: set[str]) -> np.ndarray:
-        """The rows (index order) of the ``ids`` present in the index."""
-        return self._rows(ids)
-
     def holding(self, token: str) -> np.ndarray:
         """The rows (index order) of the documents holding ``token``, a token as :func:`tokenize` makes it."""
         token_id = self._retriever.vocab_dict.get(token)
@@ -162,8 +158,8 @@ class BM25Index:
             return np.zeros(len(self.ids), dtype=np.float32)
         return self._retriever.get_scores_from_ids(token_ids)
 
-    def _rows(self, allowed: set[str]) -> np.ndarray:
-        """Row numbers of the ``allowed`` ids present in the index."""
+    def rows(self, allowed: set[str]) -> np.ndarray:
+        """Row numbers (index order) of the ``allowed`` ids present in the index."""
         return np.fromiter((self._row[i] for i in allowed if i in self._row), dtype=np.int64)
 
     def _rank(self, query_tokens: list[str], k: int, rows: np.ndarray | None) -> list[Hit]:
@@ -191,12 +187,12 @@ class BM25Index:
         Only documents sharing a term with the query are returned (for BM25L/BM25+, the score reported
         is above the floor every document gets). ``allowed`` restricts the search to those ids.
         """
-        rows = None if allowed is None else self._rows(allowed)
+        rows = None if allowed is None else self.rows(allowed)
         return self._rank(tokenize([query], self.settings)[0], k, rows)
 
     def search_many(self, queries: list[str], k: int, allowed: set[str] | None = None) -> list[list[Hit]]:
         """:meth:`search` for several queries (tokenised together)."""
-        rows = None if allowed is None else self._rows(allowed)
+        rows = None if allowed is None else self.rows(allowed)
         return [self._rank(tokens, k, rows) for tokens in tokenize(queries, self.settings)]
 
     def save(self, folder: Path) -> None:

@@ -31,8 +31,9 @@ def selected_answer(
 
     It abstains when the evidence is silent about the question (:func:`coverage` below ``min_coverage``, as the
     rules do) or when the answerability model says the evidence does not answer it; otherwise it
-    quotes the unit with the highest predicted answer F1, then at most two more whose prediction is within the
-    model's ``keep_ratio`` of it, best first. The answer's confidence is the answerability probability.
+    quotes the unit the unit model ranks first (the most probable to be one of the answering units), then at most
+    two more whose probability is within the model's ``keep_ratio`` of it, best first. The answer's confidence is
+    the answerability probability.
     """
     rows, predicted = selector.unit_scores(question, pool, lexical)
     answerable = selector.answerability(question, rows, predicted)

@@ -153,7 +153,7 @@ def unit_features(question: str, pool: Sequence[Candidate], scores: Sequence[flo
         at = siblings.index(i)
         prev_rel = rel[siblings[at - 1]] if at > 0 else 0.0
         next_rel = rel[siblings[at + 1]] if at + 1 < len(siblings) else 0.0
-        digit = float(states_quantity(text))
+        quantity_stated = float(states_quantity(text))
         percent = float(bool(_PERCENT.search(text)))
         n_names = math.log1p(len(names))
         n_list = math.log1p(len(_LIST.findall(text)))
@@ -173,7 +173,7 @@ def unit_features(question: str, pool: Sequence[Candidate], scores: Sequence[flo
                 float(candidate.chunk.type in ("table", "figure")),
                 math.log1p(sum(counts[i].values())),
                 novel,
-                digit,
+                quantity_stated,
                 percent,
                 n_names,
                 n_list,
@@ -181,7 +181,7 @@ def unit_features(question: str, pool: Sequence[Candidate], scores: Sequence[flo
                 at / max(1, len(siblings) - 1),
                 prev_rel,
                 next_rel,
-                quantity * digit,
+                quantity * quantity_stated,
                 quantity * percent,
                 span * n_names,
                 span * n_list,

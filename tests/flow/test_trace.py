@@ -197,4 +197,4 @@ def test_a_read_step_says_why_the_reader_read_or_did_not() -> None:
     gated = read(sufficient=False, gate=False, papers_coverage=0.8)
     assert summarize(gated).endswith("not read: below the relevance gate")
     answered = read(sufficient=True, gate=True, papers_coverage=1.0, citations=["p::c0001"])
-    assert summarize(answered) == "2 chunks, papers hold 1.00 of the question; read, 1 citations"
+    assert summarize(answered) == "2 chunks, papers hold 1.00 of the question; read, 1 citation"
