@@ -8,7 +8,8 @@ The offline reader quotes; the form decides how much it quotes and whether a "Ye
   experiments, do they ...?"), and offers no alternatives joined by ``or`` ("Is it X or Y?" asks to choose
   and is a ``span`` question). Answered "Yes" or "No", followed by the quoted words that decide it.
 * ``quantity``: asks for an amount (``how many``, ``how much``, ``by how much``, ``how large``/``long``/...,
-  ``what (is the) number``/``percentage``/``proportion``/...): the quoted number with its unit.
+  ``what (is the) number``/``percentage``/``proportion``/...) or the value of an evaluation measure ("What recall
+  did X reach?", :data:`MEASURES`): the quoted number with its unit.
 * ``span``: a factoid question (``what``, ``which``, ``who``, ``whom``, ``whose``, ``where``, ``when``, also
   after a preposition: "In which ...", "On what ..."): the shortest quoted span that carries the answer.
 * ``sentence``: the rest (``how`` asked of a method, ``why``, imperatives): whole quoted sentences.
@@ -53,6 +54,34 @@ _QUANTITY = re.compile(
     r"|rate|count)\b",
     re.IGNORECASE,
 )
+MEASURES: dict[str, str] = {
+    "accuracy": r"accura(?:cy|cies|te)",
+    "precision": r"precision|P@\d+",
+    "recall": r"recall|R@\d+",
+    "f1": r"F-?1|F_1|F-?score|F-?measure",
+    "bleu": r"BLEU",
+    "rouge": r"ROUGE(?:-\w+)?",
+    "meteor": r"METEOR",
+    "perplexity": r"perplexit(?:y|ies)|PPL",
+    "error rate": r"error rates?|[CW]ER",
+    "auc": r"AUC|area under",
+    "mrr": r"MRR|mean reciprocal rank",
+    "ndcg": r"n?DCG",
+    "exact match": r"exact match|EM",
+}
+"""Evaluation measures by the names a paper reports them under: "What recall ... did X reach?" asks for a value of
+one (a quantity), and only a text naming that measure supplies it."""
+_MEASURE_QUESTION = re.compile(
+    r"\b(?:what|which)\s+(?:is\s+|was\s+|are\s+|were\s+)?(?:the\s+|their\s+|its\s+)?(?:[\w-]+\s+)?"
+    r"(accuracy|precision|recall|f1|f1-score|f-score|f-measure|bleu|rouge(?:-\w+)?|meteor|perplexity|error rate"
+    r"|auc|mrr|ndcg|exact match)(?![\w-])",
+    re.IGNORECASE,
+)
+_TIME_QUESTION = re.compile(
+    r"^\s*(?:when\s+(?:is|are|was|were|did|does|do|will|has|have|had)\b|(?:in\s+)?(?:what|which)\s+(?:year|decade|"
+    r"century|month)\b)",
+    re.IGNORECASE,
+)
 _PREPOSITIONS = frozenset({"in", "on", "at", "by", "for", "from", "to", "with", "of", "under", "over", "among"})
 _NEGATED_QUESTION = re.compile(r"^\s*\w+n't\b|^\s*\w+\s+(?:\w+\s+){0,3}not\b", re.IGNORECASE)
 
@@ -84,9 +113,25 @@ def _opening_words(question: str, n: int = 2) -> list[str]:
     return words
 
 
+def asked_measure(question: str) -> str | None:
+    """The evaluation measure (a key of :data:`MEASURES`) whose value ``question`` asks for ("What recall at 10 did
+    the dense encoder reach?" -> ``recall``; "What is the ROUGE-L score ...?" -> ``rouge``), or ``None``."""
+    match = _MEASURE_QUESTION.search(question)
+    if match is None:
+        return None
+    word = match.group(1).lower()
+    return "f1" if word.startswith("f") else "rouge" if word.startswith("rouge") else word
+
+
+def asks_time(question: str) -> bool:
+    """Whether ``question`` asks for a time ("When was the corpus collected?", "In which year ...?"); "When the
+    baseline fails, does ...?" does not."""
+    return bool(_TIME_QUESTION.search(question))
+
+
 def answer_form(question: str) -> AnswerForm:
     """The form of answer ``question`` asks for (see the module docstring)."""
-    if _QUANTITY.search(question):
+    if _QUANTITY.search(question) or asked_measure(question):
         return "quantity"
     words = _opening_words(question)
     if not words:

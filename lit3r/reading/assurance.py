@@ -10,10 +10,11 @@ confidence (:func:`lit3r.reading.extractive.verdict_answer`).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from lit3r.answers.question import AnswerForm, answer_form
+from lit3r.answers.question import MEASURES, AnswerForm, answer_form, asked_measure, asks_time
 from lit3r.answers.sentences import Unit, chunk_units
 from lit3r.answers.validate import MARKER
 from lit3r.index.bm25 import idf
@@ -23,6 +24,13 @@ from lit3r.reading.scoring import counted_noun, counts, names_split, query_terms
 if TYPE_CHECKING:
     from lit3r.index.corpus_index import CorpusIndex
     from lit3r.reading.quotes import Candidate
+
+_MEASURE_NAMES = {measure: re.compile(rf"\b(?:{names})(?!\w)", re.IGNORECASE) for measure, names in MEASURES.items()}
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_TIME = re.compile(
+    rf"(?<![\w.,])(?:1[5-9]|20)[0-9]{{2}}s?(?![\w%]|[.,]\d)|\b(?:{_MONTHS})\b|\bcentur(?:y|ies)\b"
+    r"|\b\d{1,2}[/-]\d{1,2}[/-]\d{2,4}\b"
+)
 
 MIN_COVERAGE = 0.25
 """A free-form answer needs its best unit to hold at least this share of what the question is about (its terms,
@@ -113,27 +121,41 @@ def papers_coverage(question: str, index: CorpusIndex, paper_ids: Sequence[str])
     return held / total
 
 
-def kind_supplied(kind: AnswerForm, answer: Answer, context: str = "") -> bool:
+def kind_supplied(kind: AnswerForm, answer: Answer, context: str = "", passage: str = "") -> bool:
     """Whether the answer has what its form asks for: a verdict for a yes/no question; for a quantity question a
-    quantity (in digits or in words: "halves the rate") and, when the question is "how many N", a count of N
-    (:func:`supplies_quantity`), in the answer or the sentences it quotes (a number's sentence says what it
-    counts). ``context`` is text read with the answer's (a quoted table row's caption and header)."""
+    quantity (in digits or in words: "halves the rate"), when the question is "how many N" a count of N, and when it
+    asks for a measure's value that measure named (:func:`supplies_quantity`), in the answer or the sentences it
+    quotes (a number's sentence says what it counts); for a "when" question a time (:func:`supplies_time`).
+    ``context`` is text read with the answer's (a quoted table row's caption and header); ``passage`` the text of
+    the chunks it quotes, where a measure may be named once for the paragraph's numbers."""
     if kind == "boolean":
         return answer.option is not None
-    if kind == "quantity":
+    if kind == "quantity" or asks_time(answer.question):
         quoted = " ".join(q for c in answer.citations for q in c.quotes or [c.quote])
-        return supplies_quantity(answer.question, f"{MARKER.sub(' ', answer.text)} {quoted} {context}")
+        said = f"{MARKER.sub(' ', answer.text)} {quoted} {context}"
+        return supplies_quantity(answer.question, said, passage) if kind == "quantity" else supplies_time(said)
     return True
 
 
-def supplies_quantity(question: str, text: str) -> bool:
-    """Whether ``text`` supplies the quantity ``question`` asks for: it states a quantity, and for a "how many N"
+def supplies_quantity(question: str, text: str, passage: str = "") -> bool:
+    """Whether ``text`` supplies the quantity ``question`` asks for: it states a quantity; for a "how many N"
     question it counts N ("How many GPUs ...?" is not answered by "... several hours to finish one epoch", nor
-    "How many annotators ...?" by "46 000 audio samples"; :func:`lit3r.reading.scoring.counts`)."""
+    "How many annotators ...?" by "46 000 audio samples"; :func:`lit3r.reading.scoring.counts`); for the value of an
+    evaluation measure it, or the ``passage`` it is quoted from, names that measure ("What recall did the encoder
+    reach on the test set?" is not answered by "We evaluate on the 1,000 test questions")."""
     if not states_quantity(text):
+        return False
+    measure = asked_measure(question)
+    if measure is not None and not _MEASURE_NAMES[measure].search(f"{text} {passage}"):
         return False
     noun = counted_noun(question)
     return noun is None or counts(text, noun, names_split(question))
+
+
+def supplies_time(text: str) -> bool:
+    """Whether ``text`` states a time, as a question asking "when" needs: a year ("in 2016", "the 1990s"), a month,
+    a century or a date."""
+    return bool(_TIME.search(text))
 
 
 def quoted_text(quote: str, chunk: Chunk | None, units: Sequence[Unit] = ()) -> str:
@@ -160,7 +182,8 @@ def assessed(question: str, answer: Answer, chunks: Sequence[Chunk]) -> Answer:
     quoted = " ".join(quoted_text(c.quote, by_id.get(c.chunk_id), units.get(c.chunk_id, ())) for c in answer.citations)
     evidence = [f"{by_id[i].text[u.start : u.end]} {u.context}" for i, found in units.items() for u in found]
     covered = covered_share(question, [*evidence, quoted], len(evidence))
-    supplies = kind_supplied(answer_form(question), answer) and covered >= MIN_COVERAGE
+    passage = " ".join(dict.fromkeys(by_id[c.chunk_id].text for c in answer.citations if c.chunk_id in by_id))
+    supplies = kind_supplied(answer_form(question), answer, quoted, passage) and covered >= MIN_COVERAGE
     return answer.model_copy(
         update={
             "confidence": answer.confidence if answer.confidence is not None else round(covered, 4),

@@ -42,7 +42,8 @@ def selected_answer(
         return insufficient_answer(question).model_copy(update={"confidence": round(answerable, 4)})
     keep = kept_units(predicted, selector.keep_ratio)
     answer = render(question, [pool[i] for i in keep])
-    supplied = kind_supplied(answer_form(question), answer)
+    passage = " ".join(dict.fromkeys(pool[i].chunk.text for i in keep))
+    supplied = kind_supplied(answer_form(question), answer, passage=passage)
     return answer.model_copy(update={"confidence": round(answerable, 4), "answers_question": supplied})
 
 

@@ -278,9 +278,11 @@ def extractive_answer(
             higher (:func:`about_subject`); without them every paper is alike.
         compound: Answer a question that asks two things (and has no options) part by part
             (:func:`compound_answer`); ``False`` answers it as one question.
-        quantity_required: Abstain when a quantity question's answer states no quantity, or a "how many N"
-            question's counts no N (:func:`~lit3r.reading.assurance.supplies_quantity`): the evidence does not
-            supply what is asked. ``False`` quotes the best sentence anyway (``answers_question`` false).
+        quantity_required: Abstain when a quantity question's answer states no quantity, a "how many N"
+            question's counts no N, a measure's value names no such measure
+            (:func:`~lit3r.reading.assurance.supplies_quantity`), or a "when" question's states no time
+            (:func:`~lit3r.reading.assurance.supplies_time`): the evidence does not supply what is asked. ``False``
+            quotes the best sentence anyway (``answers_question`` false).
         chooser: On the rule path with the lexical scorer, which eligible unit a free-form answer quotes:
             the one the selector's unit model ranks first (:func:`chosen_by_model`; ``"packaged"``, the default,
             or a model), or ``None`` for the one the lexical scorer ranks first. The rules still decide whether to
@@ -351,7 +353,8 @@ def extractive_answer(
         return insufficient_answer(question)
     answer = typed_answer(question, kind, chosen[0]) or with_cells(render(question, chosen), chosen)
     asked = answer_form(question)
-    supplied = kind_supplied(asked, answer, " ".join(c.unit.context for c in chosen if c.unit.context))
-    if asked == "quantity" and not supplied and quantity_required:
+    context = " ".join(c.unit.context for c in chosen if c.unit.context)
+    supplied = kind_supplied(asked, answer, context, " ".join(dict.fromkeys(c.chunk.text for c in chosen)))
+    if asked != "boolean" and not supplied and quantity_required:  # a quantity (or a time) asked, none stated
         return insufficient_answer(question).model_copy(update={"confidence": round(covered, 4)})
     return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": supplied})

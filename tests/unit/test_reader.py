@@ -9,6 +9,7 @@ import pytest
 from lit3r.answers import MARKER, OPTION_SEPARATOR, chunk_units, repair_citations, split_sentences, validate_answer
 from lit3r.models import ABSTENTION, Answer, Chunk, Locator
 from lit3r.reading import extractive_answer, lexical_scores
+from lit3r.reading.assurance import supplies_quantity, supplies_time
 from lit3r.reading.scoring import COUNT_BONUS, NUMBER_BONUS, counted_noun, counts
 
 
@@ -182,6 +183,32 @@ def test_a_count_question_whose_evidence_counts_nothing_asked_abstains() -> None
     assert answer.text == "We train the reader on eight GPUs with mixed precision. [1]" and answer.answers_question
     how_much = extractive_answer("How much faster is training with mixed precision?", [training])
     assert not how_much.sufficient  # a quantity asked, none stated
+
+
+def test_a_measure_or_a_time_asked_and_not_stated_abstains() -> None:
+    evaluation = make_chunk(
+        "toy::c0008",
+        "We evaluate on the 1,000 test questions of ToyQA. The encoder was trained for three days.",
+        paragraph=8,
+    )
+    asked = "What recall at 10 did the dense encoder reach on the ToyQA test set?"
+    answer = extractive_answer(asked, [evaluation])
+    assert not answer.sufficient and answer.answers_question is False  # a count of questions is not a recall
+    assert not supplies_quantity(asked, "We evaluate on the 1,000 test questions of ToyQA.")
+    assert supplies_quantity(asked, "The dense encoder reaches a recall at 10 of 0.71 on the test set.")
+    paragraph = "BM25 reaches a recall at 10 of 0.44. The encoder reaches 0.55."
+    assert supplies_quantity(asked, "The encoder reaches 0.55.", paragraph)  # the paragraph names the measure
+    assert supplies_quantity("What is their F1 score?", "reaching 71.2 F1")
+    assert supplies_quantity("What is the F1?", "an F-score of 71.2")
+    stated = make_chunk("toy::c0009", "On the ToyQA test set the encoder reaches recall at 10 of 0.71.", paragraph=9)
+    found = extractive_answer(asked, [evaluation, stated])
+    assert found.sufficient and "0.71" in found.text and found.answers_question
+    when = "When was the ToyQA encoder trained?"
+    assert not extractive_answer(when, [evaluation]).sufficient  # "three days" says how long, not when
+    dated = make_chunk("toy::c0010", "The ToyQA encoder was trained in March 2021 on public data.", paragraph=10)
+    assert extractive_answer(when, [evaluation, dated]).sufficient
+    assert supplies_time("released in 1998.") and supplies_time("the 1990s") and supplies_time("in May")
+    assert not supplies_time("1,000 questions") and not supplies_time("0.2016 and 12") and not supplies_time("")
 
 
 def test_a_table_row_under_a_number_of_caption_counts_what_it_numbers() -> None:

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from lit3r.answers import repair_citations, validate_answer
-from lit3r.answers.question import answer_form, implicit_options, is_negated
+from lit3r.answers.question import answer_form, asked_measure, asks_time, implicit_options, is_negated
 from lit3r.grounding.claims import split_claims
 from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
@@ -66,6 +66,10 @@ def verified(answer: Answer, *extra: Chunk) -> Answer:
         ("By how much does the model beat the baseline?", "quantity"),
         ("What is the size of the dataset?", "quantity"),
         ("What percentage of questions is unanswerable?", "quantity"),
+        ("What recall at 10 did the dense encoder reach on the test set?", "quantity"),  # a measure's value
+        ("What is the ROUGE-L score of the baseline?", "quantity"),
+        ("What precision-recall tradeoff do they pick?", "span"),  # names measures, asks for no value
+        ("Which fusion method reached the highest recall at 10?", "span"),
         ("What dataset do they use?", "span"),
         ("Which baseline do they compare to?", "span"),
         ("In which language are the tweets?", "span"),
@@ -78,6 +82,15 @@ def verified(answer: Answer, *extra: Chunk) -> Answer:
 )
 def test_answer_form(question: str, form: str) -> None:
     assert answer_form(question) == form
+
+
+def test_the_measure_and_the_time_a_question_asks_for() -> None:
+    assert asked_measure("What recall at 10 did the dense encoder reach?") == "recall"
+    assert asked_measure("what was their accuracy result?") == "accuracy"
+    assert asked_measure("What is their F1-score on SQuAD?") == asked_measure("What is the F-measure?") == "f1"
+    assert asked_measure("What is the ROUGE-L score?") == "rouge" and asked_measure("What dataset is used?") is None
+    assert asks_time("When was the corpus collected?") and asks_time("In which year was BERT released?")
+    assert not asks_time("When the baseline fails, does the reranker help?") and not asks_time("What is it?")
 
 
 def test_negated_questions_and_implicit_options() -> None:

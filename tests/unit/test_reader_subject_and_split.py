@@ -75,8 +75,8 @@ def test_a_unit_on_another_split_does_not_answer() -> None:
 
 
 def test_the_reader_skips_results_on_another_split_and_abstains_when_only_those_remain() -> None:
-    dev = Chunk(id="p::c0001", paper_id="p", type="text", text="On the development set the dense encoder reaches 0.55.")
-    test = Chunk(id="p::c0002", paper_id="p", type="text", text="The dense encoder reaches 0.49 on the test set.")
+    dev = Chunk(id="p::c0001", paper_id="p", type="text", text="On the dev set the encoder reaches 0.55 recall.")
+    test = Chunk(id="p::c0002", paper_id="p", type="text", text="The encoder reaches 0.49 recall on the test set.")
     question = "What recall does the dense encoder reach on the test set?"
     assert "0.49" in extractive_answer(question, [dev, test]).text
     assert extractive_answer(question, [dev]).text == ABSTENTION
