@@ -39,7 +39,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from lit3r.grounding.stance_features import FEATURES, Text, denies, pair_features, renumbered
+from lit3r.grounding.stance_features import FEATURES, Text, denies, pair_features, renumbered, swapped
 from lit3r.grounding.table_direction import row_context, row_direction, rows_by_line
 
 Verdict = Literal["supports", "contradicts", "mixed", "not_addressed"]
@@ -170,6 +170,9 @@ class Scored:
     renumbered: bool
     """The sentence puts another number after a word the claim's number comes after
     (:func:`lit3r.grounding.stance_features.renumbered`)."""
+    swapped: bool = False
+    """The sentence compares what the claim compares, its two sides swapped
+    (:func:`lit3r.grounding.stance_features.swapped`)."""
 
     @property
     def relevance(self) -> float:
@@ -198,6 +201,7 @@ def score_sentences(claim: str, passages: Sequence[Passage]) -> list[Scored]:
             pair_features(prepared, text, stems, nums, direction or None),
             denies(prepared, text),
             renumbered(prepared, text),
+            swapped(prepared, text),
         )
         for (cid, sentence), text, direction in zip(cut, texts, stated, strict=True)
     ]
@@ -278,9 +282,11 @@ def against(sentence: Scored) -> bool:
     numbers than the claim's. A denial is a negation governing what the two share (:attr:`Scored.denies`), one
     the claim does not have or the reverse, unless the two agree on the direction they assert (negations applied
     to the direction words they govern): a negation elsewhere in the sentence ("needs no tuning" beside the
-    claim's recall, "without further rounds, halves the rate") is not a denial of the claim."""
+    claim's recall, "without further rounds, halves the rate") is not a denial of the claim. A sentence comparing
+    the claim's two sides the other way round (:attr:`Scored.swapped`) restates the comparison whatever the order of
+    its words, so its word pairs are not asked for."""
     f = dict(zip(FEATURES, sentence.features, strict=True))
-    if f["rare_coverage"] < CLOSE or f["pair_coverage"] < CLOSE_PAIRS:
+    if f["rare_coverage"] < CLOSE or (f["pair_coverage"] < CLOSE_PAIRS and not sentence.swapped):
         return False
     negates = sentence.denies and not f["direction_agree"]
     return bool(negates or f["direction_conflict"] or f["number_other"] or f["number_unstated"])

@@ -246,6 +246,44 @@ def anchored_polarity(claim: Text, sentence: Text) -> int:
     return _polarity(near) if near else sentence.polarity
 
 
+COMPARING = ("than", "outperform", "surpass", "exceed", "beat")
+"""Words a comparison pivots on ("A helps more than B", "A outperforms B"), the verbs in any inflection."""
+COMPARED_SPAN = 6
+"""The words after the pivot that name what a comparison is against ("... more than co-citation")."""
+
+
+def _pivot(token: str) -> bool:
+    return token == COMPARING[0] or token.startswith(COMPARING[1:])
+
+
+def _sides(tokens: Sequence[str]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The content stems before a text's one comparison pivot (:data:`COMPARING`) and within :data:`COMPARED_SPAN`
+    words after it, direction words left out; ``None`` for a text with no comparison or with more than one."""
+    at = [i for i, t in enumerate(tokens) if _pivot(t)]
+    if len(at) != 1:
+        return None
+    i = at[0]
+    return _compared(tokens[:i]), _compared(tokens[i + 1 : i + 1 + COMPARED_SPAN])
+
+
+def _compared(tokens: Sequence[str]) -> frozenset[str]:
+    """The content stems of one side of a comparison, its direction words left out."""
+    return frozenset(_stem(t) for t in tokens if t not in STOP and len(t) > 1 and not _sign(t))
+
+
+def swapped(claim: Text, sentence: Text) -> bool:
+    """Whether the sentence compares what the claim compares with the two sides swapped: something the claim puts
+    before its pivot ("than", "outperforms") the sentence puts after its own, and something after it before
+    ("Co-citation helps more than bibliographic coupling" against "Bibliographic coupling helps more than
+    co-citation"). The sentence then asserts the opposite direction of what the claim compares; "B is better than
+    A" agrees with "A is worse than B"."""
+    ours, theirs = _sides(claim.tokens), _sides(sentence.tokens)
+    if ours is None or theirs is None:
+        return False
+    (left, right), (their_left, their_right) = ours, theirs
+    return bool(left & their_right - their_left) and bool(right & their_left - their_right)
+
+
 GRADERS = frozenset({"more", "less"})
 """Comparatives that grade the direction word after them rather than assert one of their own: "more slowly" is
 slower (down), "less harmful" is up."""
@@ -383,6 +421,7 @@ def pair_features(
         direction = stated
     else:  # a relation claim is read against the relation a sentence states, else its direction
         direction = (claim.relation and sentence.relation) or anchored_polarity(claim, sentence)
+        direction = -direction if swapped(claim, sentence) else direction
     conflict = claimed * direction < 0
     agree = claimed * direction > 0
     unstated = bool(claim.numbers - paper_numbers)

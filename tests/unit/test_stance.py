@@ -395,3 +395,23 @@ def test_a_claim_relating_two_directions_is_judged_by_how_they_move_together() -
     stated = "Reranking latency {} as the candidate budget grows."
     verdicts = {w: judge.judge(claim.raw, [Passage("p::c0001", stated.format(w))]).verdict for w in ("rises", "falls")}
     assert verdicts == {"rises": "contradicts", "falls": "supports"}
+
+
+def test_a_comparison_with_its_sides_swapped_contradicts_the_claim() -> None:
+    from lit3r.grounding.stance_features import Text, swapped
+
+    claim = Text.of("Co-citation helps more than bibliographic coupling.")
+    assert swapped(claim, Text.of("Bibliographic coupling helps more than co-citation."))
+    assert not swapped(claim, Text.of("Co-citation helps more than bibliographic coupling on old papers."))
+    assert not swapped(claim, Text.of("Bibliographic coupling and co-citation both help."))  # no comparison
+    judge = OfflineStance()
+    paper = "We compare the two signals. Bibliographic coupling helps more than co-citation on recent work."
+    assert judge.judge(claim.raw, [Passage("p::c0001", paper)]).verdict == "contradicts"
+    assert judge.judge("Bibliographic coupling helps more than co-citation.", [Passage("p::c0001", paper)]).verdict == (
+        "supports"
+    )
+    # the other way round and the opposite comparative: the same finding
+    worse = "Co-citation helps less than bibliographic coupling."
+    assert judge.judge(worse, [Passage("p::c0001", paper)]).verdict == "supports"
+    beats = Text.of("The dense encoder beats BM25 by six points.")
+    assert swapped(Text.of("BM25 outperforms the dense encoder."), beats)
