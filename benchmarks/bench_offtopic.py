@@ -6,9 +6,11 @@ Run from the repository root on a fresh demo home (no calibration run, so no sto
     python benchmarks/bench_offtopic.py --home /tmp/demo-home --out bench-out/offtopic.json
 
 ``--questions`` defaults to ``lit3r/evals/offtopic_questions.txt`` (questions about nothing the demo papers
-discuss); ``--answerable`` adds questions that should be answered (default: the demo's own example questions),
-so the report gives abstention precision and recall with both kinds. Every answer's text, ``answers_question``
-and ``confidence`` are in the report.
+discuss; ``benchmarks/questions_offtopic_2.txt`` is a second set, half of it near the demo's field); the
+questions that should be answered are the demo's own example questions, or those of ``--answerable FILE`` (one a
+line, optionally a tab and the words a right answer holds, as in ``benchmarks/questions_demo_answerable.txt``:
+the report then counts the answers holding them). The report gives abstention precision and recall with both
+kinds; every answer's text, ``answers_question`` and ``confidence`` are in it.
 """
 
 from __future__ import annotations
@@ -36,10 +38,20 @@ def read_questions(path: Path) -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
+def read_answerable(path: Path) -> list[tuple[str, str | None]]:
+    """``(question, words a right answer holds or None)`` for each line ``question[<tab>words]`` of ``path``."""
+    found = []
+    for line in read_questions(path):
+        question, _, words = line.partition("\t")
+        found.append((question.strip(), words.strip() or None))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--questions", type=Path, default=DEFAULT)
+    parser.add_argument("--answerable", type=Path, help="questions that should be answered (default: the demo's)")
     parser.add_argument("--out", type=Path)
     parser.add_argument(
         "--min-coverage",
@@ -49,16 +61,19 @@ def main() -> None:
     args = parser.parse_args()
     if args.min_coverage is not None:  # the reader's default, replaced for this run only
         extractive_answer.__kwdefaults__["min_coverage"] = args.min_coverage
-    offtopic = read_questions(args.questions)
+    offtopic = [(q, None) for q in read_questions(args.questions)]
+    answerable = read_answerable(args.answerable) if args.answerable else [(q, None) for q in ANSWERABLE]
     rows = []
     with Session(load_settings(home=args.home)) as session:
-        for kind, questions in (("offtopic", offtopic), ("answerable", ANSWERABLE)):
-            for question in questions:
+        for kind, questions in (("offtopic", offtopic), ("answerable", answerable)):
+            for question, words in questions:
                 answer = session.ask(question)
                 rows.append({
                     "kind": kind, "question": question, "abstained": not answer.sufficient, "text": answer.text,
                     "answers_question": answer.answers_question, "confidence": answer.confidence,
                 })  # fmt: skip
+                if words is not None:
+                    rows[-1]["holds_answer"] = answer.sufficient and words.lower() in answer.text.lower()
                 print(json.dumps(rows[-1]), flush=True)
     tp = sum(r["abstained"] for r in rows if r["kind"] == "offtopic")
     fp = sum(r["abstained"] for r in rows if r["kind"] == "answerable")
@@ -66,7 +81,9 @@ def main() -> None:
     recall = tp / len(offtopic) if offtopic else None
     f1 = 2 * precision * recall / (precision + recall) if precision and recall else 0.0
     report = {"home": str(args.home), "min_coverage": args.min_coverage,
-              "offtopic": len(offtopic), "answerable": len(ANSWERABLE),
+              "offtopic": len(offtopic), "answerable": len(answerable),
+              "answers_holding_their_words": sum(r.get("holds_answer", False) for r in rows) if args.answerable
+              else None,
               "abstention_precision": precision, "abstention_recall": recall, "abstention_f1": f1,
               "rows": rows}  # fmt: skip
     if args.out:

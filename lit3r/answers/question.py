@@ -8,8 +8,8 @@ The offline reader quotes; the form decides how much it quotes and whether a "Ye
   experiments, do they ...?"), and offers no alternatives joined by ``or`` ("Is it X or Y?" asks to choose
   and is a ``span`` question). Answered "Yes" or "No", followed by the quoted words that decide it.
 * ``quantity``: asks for an amount (``how many``, ``how much``, ``by how much``, ``how large``/``long``/...,
-  ``what (is the) number``/``percentage``/``proportion``/...) or the value of an evaluation measure ("What recall
-  did X reach?", :data:`MEASURES`): the quoted number with its unit.
+  ``what (is the) number``/``percentage``/``proportion``/``value``/..., also qualified: "what learning rate") or the
+  value of an evaluation measure ("What recall did X reach?", :data:`MEASURES`): the quoted number with its unit.
 * ``span``: a factoid question (``what``, ``which``, ``who``, ``whom``, ``whose``, ``where``, ``when``, also
   after a preposition: "In which ...", "On what ..."): the shortest quoted span that carries the answer.
 * ``sentence``: the rest (``how`` asked of a method, ``why``, imperatives): whole quoted sentences.
@@ -51,7 +51,7 @@ _ALTERNATIVE = re.compile(r"\bor\b(?!\s+not\b)", re.IGNORECASE)
 _QUANTITY = re.compile(
     r"\bhow (?:many|much|large|big|long|often|high|low|far|fast|old)\b"
     r"|\bwhat (?:is |was |are |were )?(?:the )?(?:number|amount|size|percentage|percent|proportion|fraction|share"
-    r"|rate|count)\b",
+    r"|rate|count|values?)\b",
     re.IGNORECASE,
 )
 MEASURES: dict[str, str] = {
@@ -77,6 +77,17 @@ _MEASURE_QUESTION = re.compile(
     r"|auc|mrr|ndcg|exact match)(?![\w-])",
     re.IGNORECASE,
 )
+_QUALIFIED = re.compile(
+    r"\bwhat\s+(?:is\s+|was\s+|are\s+|were\s+)?(?:the\s+|their\s+|its\s+)?([^\W\d_][\w-]*)\s+"
+    r"(?:number|amount|size|percentage|proportion|fraction|share|rate|count|value)s?\b",
+    re.IGNORECASE,
+)
+GENERIC_QUALIFIERS = frozenset(
+    {"the", "their", "its", "a", "an", "this", "that", "average", "mean", "median", "total", "overall", "exact"}
+    | {"final", "maximum", "minimum", "approximate", "typical", "expected", "relative", "absolute", "reported"}
+    | {"estimated", "same", "new", "best", "optimal", "actual"}
+)
+"""Words that qualify any quantity ("the average number", "the total size"): they do not name which one is asked."""
 _TIME_QUESTION = re.compile(
     r"^\s*(?:when\s+(?:is|are|was|were|did|does|do|will|has|have|had)\b|(?:in\s+)?(?:what|which)\s+(?:year|decade|"
     r"century|month)\b)",
@@ -123,6 +134,17 @@ def asked_measure(question: str) -> str | None:
     return "f1" if word.startswith("f") else "rouge" if word.startswith("rouge") else word
 
 
+def asked_qualifier(question: str) -> str | None:
+    """The word naming which quantity a "what X rate/size/number/value ...?" question asks for ("What learning rate
+    was used?" -> ``learning``, "What is the atomic number of gold?" -> ``atomic``), or ``None`` (none, or one of
+    :data:`GENERIC_QUALIFIERS`: "What is the average number of ...?")."""
+    match = _QUALIFIED.search(question)
+    word = match.group(1).lower() if match else ""
+    if not word or word in GENERIC_QUALIFIERS or word in AUXILIARIES:  # "What does size 0 mean ...?" asks no size
+        return None
+    return word
+
+
 def asks_time(question: str) -> bool:
     """Whether ``question`` asks for a time ("When was the corpus collected?", "In which year ...?"); "When the
     baseline fails, does ...?" does not."""
@@ -131,7 +153,7 @@ def asks_time(question: str) -> bool:
 
 def answer_form(question: str) -> AnswerForm:
     """The form of answer ``question`` asks for (see the module docstring)."""
-    if _QUANTITY.search(question) or asked_measure(question):
+    if _QUANTITY.search(question) or asked_measure(question) or asked_qualifier(question):
         return "quantity"
     words = _opening_words(question)
     if not words:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from lit3r.answers.question import MEASURES, AnswerForm, answer_form, asked_measure, asks_time
+from lit3r.answers.question import MEASURES, AnswerForm, answer_form, asked_measure, asked_qualifier, asks_time
 from lit3r.answers.sentences import Unit, chunk_units
 from lit3r.answers.validate import MARKER
 from lit3r.index.bm25 import idf
@@ -142,12 +142,16 @@ def supplies_quantity(question: str, text: str, passage: str = "") -> bool:
     question it counts N ("How many GPUs ...?" is not answered by "... several hours to finish one epoch", nor
     "How many annotators ...?" by "46 000 audio samples"; :func:`lit3r.reading.scoring.counts`); for the value of an
     evaluation measure it, or the ``passage`` it is quoted from, names that measure ("What recall did the encoder
-    reach on the test set?" is not answered by "We evaluate on the 1,000 test questions")."""
+    reach on the test set?" is not answered by "We evaluate on the 1,000 test questions"), and likewise the word
+    that says which quantity is asked ("What learning rate ...?": learning)."""
     if not states_quantity(text):
         return False
     measure = asked_measure(question)
     if measure is not None and not _MEASURE_NAMES[measure].search(f"{text} {passage}"):
         return False
+    qualifier = asked_qualifier(question)
+    if qualifier is not None and not set(terms([qualifier])[0]) <= set(terms([f"{text} {passage}"])[0]):
+        return False  # "What learning rate ...?" is not answered by a passage that names no learning
     noun = counted_noun(question)
     return noun is None or counts(text, noun, names_split(question))
 

@@ -63,7 +63,8 @@ QUESTION_WORDS = frozenset(
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _QUANTITY = re.compile(
     r"\bhow (?:many|much|large|big|long|often|high|low)\b"
-    r"|\bwhat (?:is the |was the |are the )?(?:number|amount|percentage|percent|proportion|fraction|share|rate)\b",
+    r"|\bwhat (?:is the |was the |are the )?(?:number|amount|percentage|percent|proportion|fraction|share|rate"
+    r"|values?)\b",
     re.IGNORECASE,
 )
 _PERCENT_QUESTION = re.compile(r"\b(?:percentage|percent|per cent|proportion|share)\b|%", re.IGNORECASE)

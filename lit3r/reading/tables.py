@@ -5,7 +5,8 @@ for an extreme (``highest``, ``best``, ``largest``, ``most``, ``top``; ``lowest`
 ``least``, ``worst``) and an evidence table has a numeric column the question names (its header shares a term
 with the question, or it is the table's only numeric column and the caption or header shares one), the answer is
 the row holding that column's extreme, quoted verbatim with its citation (the cells as
-:func:`lit3r.corpus.tables.read_table` reads them). "Best" and "worst" read the column's
+:func:`lit3r.corpus.tables.read_table` reads them), provided the table names what a "which X" question asks for
+(:func:`asked_term`: a table of rankings does not say which lambda was best). "Best" and "worst" read the column's
 direction from its header: error, loss, latency, time, cost, perplexity and unsupported-claim columns are better
 when lower. Nothing is computed that the row does not show, and a table without such a column is left to the
 sentence reader.
@@ -46,6 +47,20 @@ def wanted_extreme(question: str, header: str) -> str | None:
     return None
 
 
+_ASKED = re.compile(r"^\W*(?:(?:in|on|for|with|from|of)\s+)?(?:which|what)\s+([^\W\d_][\w-]*)", re.IGNORECASE)
+_NOT_ASKED = frozenset({"is", "are", "was", "were", "does", "do", "did", "has", "have", "had", "the", "a", "an", "of"})
+
+
+def asked_term(question: str) -> str | None:
+    """The term of what a "which X ..." / "what X ..." question asks for ("Which lambda was best ...?" -> the stem
+    of ``lambda``; "Which BM25 configuration ...?" -> ``bm25``), or None ("What is the best ...?")."""
+    match = _ASKED.search(question)
+    if match is None or match.group(1).lower() in _NOT_ASKED:
+        return None
+    found = list(terms([match.group(1)])[0])
+    return found[0] if found else None
+
+
 def asks_extreme(question: str) -> bool:
     """Whether the question asks for an extreme at all."""
     return any(p.search(question) for p in (_HIGH, _LOW, _BEST, _WORST))
@@ -77,6 +92,9 @@ def _extreme_row(question: str, query: set[str], units: list[Candidate]) -> tupl
     """The row of one table's units that holds the asked-for extreme of the column the question names, and that
     column's header."""
     table = read_table(units[0].chunk.text)
+    asked = asked_term(question)
+    if asked is not None and asked not in terms([units[0].chunk.text])[0]:
+        return None  # "Which lambda was best ...?": a table naming no lambda does not say which one was
     row_units = [u for u in units if " | " in u.text][1:]  # the header's unit first, then one per body row
     if len(table.rows) < 2 or len(row_units) != len(table.rows):
         return None

@@ -203,6 +203,10 @@ def test_a_measure_or_a_time_asked_and_not_stated_abstains() -> None:
     stated = make_chunk("toy::c0009", "On the ToyQA test set the encoder reaches recall at 10 of 0.71.", paragraph=9)
     found = extractive_answer(asked, [evaluation, stated])
     assert found.sufficient and "0.71" in found.text and found.answers_question
+    learning = "What learning rate was used to train the ToyQA encoder?"
+    assert not extractive_answer(learning, [evaluation]).sufficient  # "three days" is no learning rate
+    tuned = make_chunk("toy::c0011", "We train the ToyQA encoder with a learning rate of 2e-5.", paragraph=11)
+    assert extractive_answer(learning, [evaluation, tuned]).sufficient
     when = "When was the ToyQA encoder trained?"
     assert not extractive_answer(when, [evaluation]).sufficient  # "three days" says how long, not when
     dated = make_chunk("toy::c0010", "The ToyQA encoder was trained in March 2021 on public data.", paragraph=10)

@@ -10,7 +10,14 @@ import re
 import pytest
 
 from lit3r.answers import repair_citations, validate_answer
-from lit3r.answers.question import answer_form, asked_measure, asks_time, implicit_options, is_negated
+from lit3r.answers.question import (
+    answer_form,
+    asked_measure,
+    asked_qualifier,
+    asks_time,
+    implicit_options,
+    is_negated,
+)
 from lit3r.grounding.claims import split_claims
 from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
@@ -69,6 +76,9 @@ def verified(answer: Answer, *extra: Chunk) -> Answer:
         ("What recall at 10 did the dense encoder reach on the test set?", "quantity"),  # a measure's value
         ("What is the ROUGE-L score of the baseline?", "quantity"),
         ("What precision-recall tradeoff do they pick?", "span"),  # names measures, asks for no value
+        ("What value of k does the fusion use?", "quantity"),
+        ("What learning rate was used?", "quantity"),  # a qualified rate
+        ("What does size 0 mean for the error rate?", "span"),  # asks what it means, not a size
         ("Which fusion method reached the highest recall at 10?", "span"),
         ("What dataset do they use?", "span"),
         ("Which baseline do they compare to?", "span"),
@@ -91,6 +101,10 @@ def test_the_measure_and_the_time_a_question_asks_for() -> None:
     assert asked_measure("What is the ROUGE-L score?") == "rouge" and asked_measure("What dataset is used?") is None
     assert asks_time("When was the corpus collected?") and asks_time("In which year was BERT released?")
     assert not asks_time("When the baseline fails, does the reranker help?") and not asks_time("What is it?")
+    assert asked_qualifier("What learning rate was used?") == "learning"
+    assert asked_qualifier("What is the atomic number of gold?") == "atomic"
+    assert asked_qualifier("What is the average number of speakers?") is None  # qualifies any number
+    assert asked_qualifier("What does size 0 mean?") is None
 
 
 def test_negated_questions_and_implicit_options() -> None:

@@ -7,7 +7,7 @@ from lit3r.prompts.common import AnswerSpec
 from lit3r.reading import extractive_answer
 from lit3r.reading.llm_reader import Fact, Synthesis, to_answer
 from lit3r.reading.quotes import candidates
-from lit3r.reading.tables import quote_cell, referenced_tables, superlative_row, wanted_extreme
+from lit3r.reading.tables import asked_term, quote_cell, referenced_tables, superlative_row, wanted_extreme
 
 TABLE = Chunk(
     id="p::c0006",
@@ -78,6 +78,16 @@ def test_an_extreme_the_table_does_not_measure_is_not_answered_from_it() -> None
     question = "What is the highest mountain on Earth?"
     assert superlative_row(question, candidates([TABLE])) is None
     assert not extractive_answer(question, [POINTER, TABLE]).sufficient
+
+
+def test_a_table_that_does_not_name_what_is_asked_for_does_not_say_which_was_best() -> None:
+    rankings = TABLE.model_copy(
+        update={"text": "Table 2: Recall at 50 of each ranking.\nRanking | Recall@50\nFused | 0.71\n+ both | 0.79"}
+    )
+    assert asked_term("Which lambda was best for blending the ranks?") == "lambda"
+    assert asked_term("What is the best method?") is None and asked_term("In which split is recall highest?") == "split"
+    assert superlative_row("Which lambda was best for blending the ranks?", candidates([rankings])) is None
+    assert superlative_row("Which ranking was best?", candidates([rankings])).text.startswith("+ both")
 
 
 def test_a_quoted_row_names_its_table_row_and_the_column_read() -> None:
