@@ -217,34 +217,32 @@ def coverage(question: str, evidence: Sequence[Chunk]) -> float:
 def score(
     replays: Sequence[Replay], answers: Sequence[Answer], gold: Mapping[str, Any], papers: CachedPapers
 ) -> dict[str, Any]:
-    """Official QASPER scores of the answers, plus abstention counts."""
+    """Official QASPER scores of the answers, plus abstention on the unanswerable questions
+    (:func:`lit3r.evals.qasper_score.abstention_scores`: precision, recall and F1 where some annotator calls a
+    question unanswerable, and where every annotator does)."""
     predictions = {
         r.question.id: {"predicted_answer": answer_text(a), "predicted_evidence": evidence_paragraphs(a, papers)}
         for r, a in zip(replays, answers, strict=True)
     }
     subset = gold_subset(gold, predictions)
     scores = qasper_score.score_predictions(subset, predictions)
-    abstained = [r for r, a in zip(replays, answers, strict=True) if not a.sufficient]
-    some_unanswerable = [r for r in replays if any(a.get("unanswerable") for a in r.question.annotations)]
-    hits = sum(any(a.get("unanswerable") for a in r.question.annotations) for r in abstained)
-    every = [r for r in replays if all(a.get("unanswerable") for a in r.question.annotations)]
-    every_hits = sum(all(a.get("unanswerable") for a in r.question.annotations) for r in abstained)
-    precision = every_hits / len(abstained) if abstained else 0.0
-    recall = every_hits / len(every) if every else 0.0
+    abstention = qasper_score.abstention_scores(subset, predictions)
+    some, every = abstention["some_annotator"], abstention["every_annotator"]
     return {
         "answer_f1": round(scores["answer_f1"], 4),
         "answer_f1_by_type": {k: round(v, 4) for k, v in scores["answer_f1_by_type"].items()},
         "questions_by_type": scores["questions_by_type"],
         "evidence_f1": round(scores["evidence_f1"], 4),
         "questions": scores["questions"],
-        "abstained": len(abstained),
-        "abstention_precision": round(hits / len(abstained), 4) if abstained else None,
-        "abstention_recall": round(hits / len(some_unanswerable), 4) if some_unanswerable else None,
+        "abstained": some["abstained"],
+        "abstention_precision": some["precision"],
+        "abstention_recall": some["recall"],
+        "abstention_f1": some["f1"],
         "every_annotator_unanswerable": {
-            "questions": len(every),
-            "abstention_precision": round(precision, 4),
-            "abstention_recall": round(recall, 4),
-            "abstention_f1": round(2 * precision * recall / (precision + recall), 4) if every_hits else 0.0,
+            "questions": every["questions"],
+            "abstention_precision": every["precision"],
+            "abstention_recall": every["recall"],
+            "abstention_f1": every["f1"],
         },
     }
 

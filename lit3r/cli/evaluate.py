@@ -205,6 +205,14 @@ def _answers_summary(report: dict) -> str:
         f"evidence F1 {report['evidence_f1']:.3f} (text only {report['evidence_f1_text_only']:.3f})",
         f"median latency ms: {json.dumps(report['latency_ms_median_by_stage'])}",
     ]
+    for reading, row in (report.get("unanswerable") or {}).items():
+        lines.append(
+            f"abstention on questions {reading.replace('_', ' ')} calls unanswerable ({row['questions']}): "
+            f"precision {row['precision']:.3f}, recall {row['recall']:.3f}, F1 {row['f1']:.3f}"
+        )
+    for row in report.get("published") or []:
+        evidence = f", evidence F1 {row['evidence_f1']:.1f}" if row.get("evidence_f1") is not None else ""
+        lines.append(f"published {row['system']}: answer F1 {row['answer_f1']:.1f}{evidence} ({row['source']})")
     if "abstention" in report:
         lines += _grounding_summary(report)
     return "\n".join([*lines, f"predictions: {report['predictions_path']}"])

@@ -284,12 +284,38 @@ def gold_subset(gold: Mapping[str, Mapping[str, Any]], question_ids: Iterable[st
     return subset
 
 
+PUBLISHED: tuple[dict[str, Any], ...] = (
+    {
+        "system": "LED-base, given the whole paper",
+        "answer_f1": 33.63,
+        "evidence_f1": 29.85,
+        "source": "Dasigi et al., 2021, A Dataset of Information-Seeking Questions and Answers Anchored in Research "
+        "Papers, Table 2 (QASPER test set)",
+    },
+    {
+        "system": "GPT-3.5-Turbo-16k",
+        "answer_f1": 43.3,
+        "evidence_f1": None,
+        "source": "Bai et al., 2023, LongBench (its 200-question QASPER subset, F1)",
+    },
+)
+"""Published QASPER answer figures (percent), printed beside lit3r's by ``lit3r eval qasper --answers``: the
+dataset paper's baseline on the test set (the shared file's questions are its dev questions, so figure for figure
+they are a reference, not a match) and a long-context LLM on LongBench's QASPER subset."""
+
+
 def score_run(gold: Mapping[str, Mapping[str, Any]], predictions_path: Path) -> dict[str, Any]:
-    """Official QASPER scores of a written predictions file: answer F1 (by type), evidence F1 and its text variant."""
+    """Official QASPER scores of a written predictions file: answer F1 (by type), evidence F1 and its text variant,
+    and abstention on the unanswerable questions (:func:`~lit3r.evals.qasper_score.abstention_scores`)."""
     predictions = qasper_score.read_predictions(predictions_path)
     scores = qasper_score.score_predictions(gold, predictions)
     text_only = qasper_score.score_predictions(gold, predictions, text_evidence_only=True)
-    return {**scores, "evidence_f1_text_only": text_only["evidence_f1"]}
+    return {
+        **scores,
+        "evidence_f1_text_only": text_only["evidence_f1"],
+        "unanswerable": qasper_score.abstention_scores(gold, predictions),
+        "published": list(PUBLISHED),
+    }
 
 
 def evaluate_answers(

@@ -149,6 +149,34 @@ def score_predictions(
     }
 
 
+def abstention_scores(
+    gold: Mapping[str, Mapping[str, Any]], predictions: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Abstention on the unanswerable questions of ``gold``: a prediction abstains when its answer is
+    "Unanswerable" (as the official scorer reads it, normalised). Two readings of "unanswerable": ``some_annotator``
+    (an annotator says so: an abstention then scores Answer F1 1 against that annotator, as the official scorer
+    counts it) and ``every_annotator`` (all do, the stricter). Each: the questions unanswerable in that reading,
+    the abstentions, and their precision, recall and F1."""
+    unanswerable = normalize_answer(UNANSWERABLE)
+    kinds = {qid: [r.type == "none" for r in refs] for qid, refs in gold_references(gold).items() if refs}
+    said = {qid: (predictions.get(qid) or {}).get("predicted_answer") for qid in kinds}
+    abstained = {q for q, text in said.items() if isinstance(text, str) and normalize_answer(text) == unanswerable}
+    out = {}
+    for reading, test in (("some_annotator", any), ("every_annotator", all)):
+        positive = {qid for qid, flags in kinds.items() if test(flags)}
+        hits = len(abstained & positive)
+        precision = hits / len(abstained) if abstained else 0.0
+        recall = hits / len(positive) if positive else 0.0
+        out[reading] = {
+            "questions": len(positive),
+            "abstained": len(abstained),
+            "precision": round(precision, 4),
+            "recall": round(recall, 4),
+            "f1": round(_f1(precision, recall), 4) if hits else 0.0,
+        }
+    return out
+
+
 def best_answer_match(answer: str, refs: Sequence[Reference]) -> tuple[float, str]:
     """The maximum token F1 over ``refs`` and the type of the first reference reaching it."""
     best_f1, best_type = -1.0, "none"

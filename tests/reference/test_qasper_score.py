@@ -10,6 +10,7 @@ import pytest
 from lit3r.evals.qasper_score import (
     PredictionFormatError,
     Reference,
+    abstention_scores,
     gold_references,
     load_gold,
     normalize_answer,
@@ -175,6 +176,18 @@ def test_type_follows_the_maximum_not_the_first_annotator() -> None:
     report = score_predictions(gold, {"q": predict("BLEU score")})
     assert report["answer_f1"] == 1.0
     assert report["questions_by_type"]["extractive"] == 1
+
+
+def test_abstention_scores_read_unanswerable_by_some_and_by_every_annotator() -> None:
+    none, spans = annotation(unanswerable=True), annotation(extractive_spans=["BM25"])
+    gold = gold_of(("q1", [none, none]), ("q2", [none, spans]), ("q3", [spans]), ("q4", [spans]))
+    predictions = {q: predict("Unanswerable") for q in ("q2", "q3")} | {"q1": predict("BM25")}  # q4 missing
+    scores = abstention_scores(gold, predictions)
+    # some annotator: q1, q2 unanswerable; abstained q2, q3: P 1/2, R 1/2
+    assert scores["some_annotator"] == {"questions": 2, "abstained": 2, "precision": 0.5, "recall": 0.5, "f1": 0.5}
+    # every annotator: q1 only, never abstained
+    assert scores["every_annotator"] == {"questions": 1, "abstained": 2, "precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert abstention_scores(gold, {"q1": predict(" unanswerable. ")})["every_annotator"]["f1"] == 1.0  # normalised
 
 
 def test_malformed_prediction_in_memory_is_rejected(three_questions: dict) -> None:

@@ -18,7 +18,7 @@ from lit3r.app import session as session_module
 from lit3r.app.session import Session
 from lit3r.cli import app
 from lit3r.evals.answers import answer_text, evidence_paragraphs, stage_timings
-from lit3r.evals.qasper_score import load_gold, read_predictions, score_predictions
+from lit3r.evals.qasper_score import abstention_scores, load_gold, read_predictions, score_predictions
 from lit3r.models import Answer, Block, Citation, Locator, Paper, ParsedPaper
 from lit3r.retrieval.gate import GateThreshold
 
@@ -59,7 +59,7 @@ def _rows(path: str | Path) -> list[dict]:
 
 def test_report_predictions_and_scorer_cross_check(tmp_path: Path, hashing_encoder) -> None:
     data = _qasper(tmp_path)
-    _, report = _run(tmp_path, data)
+    result, report = _run(tmp_path, data)
     assert REPORT_KEYS <= set(report)
     assert (report["setting"], report["planner"], report["questions"], report["failed_questions"]) == (
         "open_domain",
@@ -89,6 +89,13 @@ def test_report_predictions_and_scorer_cross_check(tmp_path: Path, hashing_encod
         assert scores[key] == report[key], key
     assert report["answer_f1"] > 0.5
     assert 0 <= report["evidence_f1_chunks"] <= 1.0 and report["evidence_f1_quoted"] == report["evidence_f1"]
+    assert report["unanswerable"] == abstention_scores(gold, read_predictions(path))
+    assert report["unanswerable"]["some_annotator"]["questions"] == 1  # p1-none
+    assert [row["answer_f1"] for row in report["published"]] == [33.63, 43.3]
+    assert "published LED-base, given the whole paper: answer F1 33.6, evidence F1 29.9 (Dasigi" in " ".join(
+        result.output.split()
+    )
+    assert "abstention on questions some annotator calls unanswerable (1): precision" in " ".join(result.output.split())
 
 
 def test_insufficient_answers_predict_unanswerable(tmp_path: Path, hashing_encoder, monkeypatch) -> None:
