@@ -300,8 +300,9 @@ PUBLISHED: tuple[dict[str, Any], ...] = (
     },
 )
 """Published QASPER answer figures (percent), printed beside lit3r's by ``lit3r eval qasper --answers``: the
-dataset paper's baseline on the test set (the shared file's questions are its dev questions, so figure for figure
-they are a reference, not a match) and a long-context LLM on LongBench's QASPER subset."""
+dataset paper's baseline on the whole test set (a run on part of it, such as the shared file's 940 questions, is
+compared with it on most of the same questions, not figure for figure) and a long-context LLM on LongBench's
+QASPER subset."""
 
 
 def score_run(gold: Mapping[str, Mapping[str, Any]], predictions_path: Path) -> dict[str, Any]:
