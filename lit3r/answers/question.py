@@ -145,6 +145,24 @@ def asked_qualifier(question: str) -> str | None:
     return word
 
 
+_PAPERS_QUESTION = re.compile(
+    r"^\W*(?:(?:in|from|of)\s+)?(?:(?:which|what)\s+(?:of\s+the\s+)?(papers?|works?|articles?|publications?)"
+    r"|which\s+(?:of\s+the\s+)?(stud(?:y|ies)))\b",
+    re.IGNORECASE,
+)
+"""A which-paper question; "what studies" is left out ("What studies okapi saturation?" asks what does)."""
+
+
+def asked_papers(question: str) -> Literal["one", "many"] | None:
+    """Whether ``question`` asks which paper ("Which paper introduced LocatorQA?": ``"one"``) or which papers
+    ("Which papers use reciprocal rank fusion?": ``"many"``) say something, rather than what they say."""
+    match = _PAPERS_QUESTION.search(question)
+    if match is None:
+        return None
+    word = (match.group(1) or match.group(2)).lower()
+    return "many" if word.endswith("s") else "one"
+
+
 def asks_time(question: str) -> bool:
     """Whether ``question`` asks for a time ("When was the corpus collected?", "In which year ...?"); "When the
     baseline fails, does ...?" does not."""

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
-from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form, question_parts
+from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm, answer_form, asked_papers, question_parts
 from lit3r.answers.validate import insufficient_answer
 from lit3r.models import Answer, Chunk
 from lit3r.reading.assurance import MIN_COVERAGE, coverage, kind_supplied
@@ -98,6 +98,27 @@ def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, rela
             break
     chunk_order = {id(c.chunk): i for i, c in reversed(list(enumerate(chosen)))}
     return sorted(chosen, key=lambda c: (chunk_order[id(c.chunk)], c.unit.start))
+
+
+MAX_PAPERS = 5
+"""At most this many papers in the answer to a question asking which papers say something."""
+
+
+def per_paper(
+    scored: list[tuple[Candidate, float]], k: int, min_score: float, relative_floor: float
+) -> list[Candidate]:
+    """The best unit of each of the ``k`` best papers whose best unit is eligible (above ``min_score`` and at least
+    ``relative_floor`` of the best score), best paper first: the answer to "Which papers ...?" quotes each paper
+    that says it once."""
+    best: dict[str, tuple[Candidate, float]] = {}
+    for candidate, score in scored:
+        paper = candidate.chunk.paper_id
+        if paper not in best or score > best[paper][1]:
+            best[paper] = (candidate, score)
+    ranked = sorted(best.values(), key=lambda cs: (-cs[1], cs[0].rank, cs[0].unit.start))
+    top = ranked[0][1] if ranked else 0.0
+    floor = relative_floor * top if top > 0 else -math.inf
+    return [c for c, s in ranked if s > min_score and s >= floor][:k]
 
 
 def body_first(
@@ -320,13 +341,16 @@ def extractive_answer(
         option, candidate = choice
         answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
         return answer.model_copy(update={"option": option})
-    lexical = about_subject(question, pool, scorer(question, [c.scoring_text for c in pool]), titles or {})
+    papers_asked = asked_papers(question)
+    raw = scorer(question, [c.scoring_text for c in pool])
+    # which papers say something: each that does, not only the one whose title is about it
+    lexical = raw if papers_asked == "many" else about_subject(question, pool, raw, titles or {})
     kind = form if form != "auto" else answer_form(question)
     if selector is not None and scorer is lexical_scores and form == "auto" and kind != "boolean":
         model = load_selector() if isinstance(selector, str) else selector
         return selected_answer(question, pool, lexical, model, min_coverage)
     scored = list(zip(pool, lexical, strict=True))
-    if prefer_body:
+    if prefer_body and papers_asked is None:  # which paper does something: its abstract says what it does
         scored = body_first(scored, min_score, question)
     contexts = split_contexts(evidence)
     scored = [(c, s) for c, s in scored if not contradicts_split(question, c.scoring_text, *contexts(c.chunk))]
@@ -342,10 +366,12 @@ def extractive_answer(
         return insufficient_answer(question)
     count = 1 if kind != "sentence" else max_sentences
     by_model = None
-    if chooser is not None and kind == "sentence" and lexical_based(scorer):
+    if chooser is not None and kind == "sentence" and lexical_based(scorer) and papers_asked is None:
         model = load_selector() if isinstance(chooser, str) else chooser
         by_model = chosen_by_model(question, pool, lexical, scored, model, min_score)
-    if by_model is not None:
+    if papers_asked == "many":
+        chosen = per_paper(scored, MAX_PAPERS, min_score, relative_floor)
+    elif by_model is not None:
         chosen = select(by_model, count, 0.0, relative_floor)
     else:
         chosen = select(scored, count, min_score, relative_floor)

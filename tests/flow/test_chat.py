@@ -32,7 +32,7 @@ from fakes.agent import make_context, run_agent
 from fakes.chat import FakeToolCallingModel, tool_call
 from fakes.index import MemoryIndex
 
-QUESTION = "Which paper studies okapi saturation?"
+QUESTION = "What does okapi saturation do?"
 FOLLOW_UP = "And its ablation?"
 REWRITTEN = "okapi saturation: And its ablation?"
 
