@@ -49,6 +49,7 @@ from lit3r.grounding.verify import verify_answer
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, Chunk
 from lit3r.reading import extractive_answer, forms, scoring
+from lit3r.reading.abstracts import with_abstracts
 from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
 from lit3r.reading.counted import counting_chunks
 from lit3r.reading.extractive import body_first
@@ -67,7 +68,8 @@ class Replay:
     sufficient: bool
     """The gate's verdict (and evidence found), before the papers' coverage (:data:`Variant.min_paper_coverage`)."""
     completed: list[Chunk]
-    """The evidence as the agent now completes it (:func:`lit3r.reading.counted.counting_chunks`)."""
+    """The evidence as the agent now completes it (:func:`lit3r.reading.counted.counting_chunks`,
+    :func:`lit3r.reading.abstracts.with_abstracts`)."""
     papers_coverage: float
     """:func:`lit3r.reading.assurance.papers_coverage` of the question in the papers of the evidence."""
 
@@ -139,7 +141,9 @@ def load_replays(data: Path, traces: Path, index: CorpusIndex) -> list[Replay]:
         step = read_step(trace)
         evidence = [index.chunk_by_id[c] for c in step.get("evidence") or []]
         asked = " ".join(question.text.split())
-        completed = counting_chunks(evidence, index.chunks_by_paper, asked)
+        completed = with_abstracts(
+            counting_chunks(evidence, index.chunks_by_paper, asked), index.chunks_by_paper, asked
+        )
         papers = list(dict.fromkeys(c.paper_id for c in evidence))
         gate = bool(step.get("gate", step.get("sufficient")))  # a trace before the papers' coverage: sufficient
         replays.append(Replay(question, evidence, gate, completed, papers_coverage(asked, index, papers)))

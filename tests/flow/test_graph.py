@@ -78,7 +78,7 @@ def test_reader_chunks_sets_how_many_pooled_chunks_of_each_paper_the_reader_gets
     def per_paper(chunks: int) -> dict[str, list[str]]:
         retriever = index.settings.retriever.model_copy(update={"reader_chunks": chunks, "reader_papers": 1})
         context = make_context(index, settings=index.settings.model_copy(update={"retriever": retriever}))
-        state = run_agent(context, QUESTION)
+        state = run_agent(context, "What is okapi lexical saturation?")  # a which-paper question adds abstracts
         read = next(e.data for e in context.recorder.events if e.type == "read")["evidence"]
         pool = sorted(state["pool"].items(), key=lambda item: -item[1])
         paper = index.chunk_by_id[read[0]].paper_id

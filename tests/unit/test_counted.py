@@ -59,3 +59,16 @@ def test_the_abstracts_count_answers_when_the_body_states_none() -> None:
     # a question that counts nothing still reads the body before the abstract
     body = extractive_answer("Who wrote the questions of LocatorQA?", [ANNOTATION, ABSTRACT, DATASET])
     assert body.citations[0].chunk_id == ANNOTATION.id, body.text
+
+
+def test_a_which_paper_question_reads_the_abstracts_of_the_papers_read() -> None:
+    from lit3r.reading.abstracts import with_abstracts
+
+    papers = {"bench": [ABSTRACT, DATASET, TABLE, ANNOTATION], "verify": [SPLIT]}
+    question = "Which paper introduced LocatorQA?"
+    completed = with_abstracts([DATASET, SPLIT], papers, question)
+    assert [c.id for c in completed] == [DATASET.id, SPLIT.id, ABSTRACT.id]  # "verify" has no abstract chunk
+    assert with_abstracts([ABSTRACT, DATASET], papers, question) == [ABSTRACT, DATASET]  # there already: once
+    assert with_abstracts([DATASET], papers, "What do the questions resemble?") == [DATASET]  # another question
+    answer = extractive_answer(question, completed)
+    assert answer.sufficient and answer.citations[0].chunk_id == ABSTRACT.id
