@@ -182,7 +182,9 @@ def number_bonus(question: str, sentence: str) -> float:
     if not _QUANTITY.search(question):
         return 1.0
     wanted = _PERCENT if _PERCENT_QUESTION.search(question) else _DIGIT
-    return 1.0 + NUMBER_BONUS + count_bonus(question, sentence) if wanted.search(sentence) else 1.0
+    if not wanted.search(sentence):
+        return 1.0
+    return 1.0 + NUMBER_BONUS + count_bonus(question, sentence) + dimension_bonus(question, sentence)
 
 
 @lru_cache(maxsize=1024)
@@ -234,6 +236,37 @@ def count_bonus(question: str, sentence: str) -> float:
     if noun is None:
         return 0.0
     return COUNT_BONUS if counts(sentence, noun, names_split(question)) else 0.0
+
+
+_NUMBER_WORD = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|fifty|hundred)"
+DIMENSIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "memory": (
+        re.compile(r"\b(?:memory|storage|disk|space|ram|footprint)\b", re.IGNORECASE),
+        re.compile(r"\d[\d,.]*\s*(?:[KMGT]i?B|bytes?|[kmgt]ilobytes?|megabytes?|gigabytes?|terabytes?)\b"),
+    ),
+    "time": (
+        re.compile(
+            r"\bhow long\b.*\btakes?\b|\bhow much time\b|\b(?:latency|runtime|run time|duration)\b", re.IGNORECASE
+        ),
+        re.compile(
+            rf"\b{_NUMBER_WORD}\s*(?:ms|milliseconds?|s|secs?|seconds?|min|minutes?|h|hours?|days?|weeks?)\b",
+            re.IGNORECASE,
+        ),
+    ),
+}
+"""The dimensions a quantity question may ask for, each as (the question's words for it, a value in one of its
+units): "How much memory ...?" asks for bytes ("316 MB"), "How long does encoding take?" for a time ("six
+minutes")."""
+
+
+def dimension_bonus(question: str, sentence: str) -> float:
+    """The further bonus of a sentence stating a value in the dimension the question asks for (:data:`DIMENSIONS`;
+    0 when it asks for none or the sentence states none): "How much memory do the vectors take?" prefers "occupy 316
+    MB" to "encoding takes six minutes"."""
+    for asked, value in DIMENSIONS.values():
+        if asked.search(question):
+            return COUNT_BONUS if value.search(sentence) else 0.0
+    return 0.0
 
 
 def change_bonus(question: str, sentence: str) -> float:

@@ -147,6 +147,23 @@ def test_a_sentence_counting_what_the_question_counts_beats_any_other_number() -
     assert counts("a three-layer bi-directional network", "layer")
 
 
+def test_a_quantity_in_the_dimension_asked_for_is_preferred() -> None:
+    from lit3r.reading.scoring import dimension_bonus
+
+    question = "How much memory do the encoder's vectors take?"
+    took, stored = lexical_scores(
+        question,
+        ["Encoding the passages takes six minutes with the encoder.", "The encoder's vectors occupy 316 MB."],
+    )
+    assert stored > took and dimension_bonus(question, "316 MB") == COUNT_BONUS
+    assert dimension_bonus("How long does training take?", "training took three days") == COUNT_BONUS
+    assert dimension_bonus("How long does training take?", "on 64 GPUs") == 0.0
+    assert dimension_bonus("What is episodic memory?", "12 MB") == COUNT_BONUS  # the scorer asks only for quantities
+    assert lexical_scores("What is episodic memory?", ["It takes 12 MB."]) == lexical_scores(
+        "What is episodic memory?", ["It takes 12 GPUs."]
+    )
+
+
 def test_a_count_of_one_split_does_not_count_the_whole() -> None:
     whole, part = lexical_scores(
         "How many questions does the benchmark have?",
