@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-']*|\d[\d,]*(?:\.\d+)?%?")
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![\w.@])\d[\d,]*(?:\.\d+)?%?")
 
 STOP = frozenset(
     """a an the of in on at to for from by with and or as is are was were be been being this that these those it its
@@ -119,10 +119,13 @@ def words(text: str) -> list[str]:
 
 
 def numbers(text: str) -> set[str]:
-    """The numbers written in ``text``, thousands separators dropped ('1,000' -> '1000')."""
-    return {
-        n.replace(",", "").rstrip("0").rstrip(".") if "." in n else n.replace(",", "") for n in _NUMBER.findall(text)
-    }
+    """The numbers written in ``text``, thousands separators dropped ('1,000' -> '1000'), a percentage kept apart
+    from the plain number ('50%' is not the 50 of 'top 50')."""
+    found = set()
+    for n in _NUMBER.findall(text):
+        value, percent = n.rstrip("%").replace(",", ""), "%" if n.endswith("%") else ""
+        found.add((value.rstrip("0").rstrip(".") if "." in value else value) + percent)
+    return found
 
 
 def numbers_in_context(tokens: Sequence[str]) -> dict[str, set[str]]:

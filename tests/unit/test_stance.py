@@ -214,6 +214,16 @@ def test_a_paper_reporting_other_measurements_in_the_claims_place_contradicts_it
     assert verdict.verdict == "contradicts" and {q.role for q in verdict.quotes} == {"contradicts"}
     stated = judge.judge("PaSa-7B surpasses Google with GPT-4o by 37.78% in recall@20.", passages)
     assert stated.verdict == "supports"  # the paper's own number: not renumbered
+    # a percentage is not the cut-off of "recall@50" the paper states: 50% is a number the paper never gives
+    fifty = judge.judge("PaSa-7B surpasses Google with GPT-4o by 50% in recall@50.", passages)
+    assert fifty.verdict == "contradicts"
+
+
+def test_a_percentage_and_a_metric_cut_off_are_not_the_same_number() -> None:
+    from lit3r.grounding.stance_features import numbers
+
+    assert numbers("by 50% in recall@50") == {"50%"}  # "@50" names the metric, "50%" is the value
+    assert numbers("from 18% to 6.50% of 1,000 answers, top 50") == {"18%", "6.5%", "1000", "50"}
 
 
 def test_hedged_evidence_supports_with_less_confidence(judge) -> None:
