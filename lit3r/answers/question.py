@@ -71,12 +71,17 @@ MEASURES: dict[str, str] = {
 }
 """Evaluation measures by the names a paper reports them under: "What recall ... did X reach?" asks for a value of
 one (a quantity), and only a text naming that measure supplies it."""
+_MEASURE_ALIASES = {"f1-score": "f1", "f-score": "f1", "f-measure": "f1"}
+"""Other names a question gives a measure of :data:`MEASURES` by."""
+_VARIANTS = {"rouge": r"rouge(?:-\w+)?"}
+"""Measures named with a variant after a hyphen ("ROUGE-L")."""
+_ASKED_MEASURES = sorted([*MEASURES, *_MEASURE_ALIASES], key=len, reverse=True)
 _MEASURE_QUESTION = re.compile(
     r"\b(?:what|which)\s+(?:is\s+|was\s+|are\s+|were\s+)?(?:the\s+|their\s+|its\s+)?(?:[\w-]+\s+)?"
-    r"(accuracy|precision|recall|f1|f1-score|f-score|f-measure|bleu|rouge(?:-\w+)?|meteor|perplexity|error rate"
-    r"|auc|mrr|ndcg|exact match)(?![\w-])",
+    rf"({'|'.join(_VARIANTS.get(m, re.escape(m)) for m in _ASKED_MEASURES)})(?![\w-])",
     re.IGNORECASE,
 )
+"""A question asking for a measure's value: "what" or "which", at most one word, then the measure ("ROUGE-L")."""
 _QUALIFIED = re.compile(
     r"\bwhat\s+(?:is\s+|was\s+|are\s+|were\s+)?(?:the\s+|their\s+|its\s+)?([^\W\d_][\w-]*)\s+"
     r"(?:number|amount|size|percentage|proportion|fraction|share|rate|count|value)s?\b",
@@ -131,7 +136,7 @@ def asked_measure(question: str) -> str | None:
     if match is None:
         return None
     word = match.group(1).lower()
-    return "f1" if word.startswith("f") else "rouge" if word.startswith("rouge") else word
+    return "rouge" if word.startswith("rouge") else _MEASURE_ALIASES.get(word, word)
 
 
 def asked_qualifier(question: str) -> str | None:
