@@ -17,8 +17,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from lit3r.grounding.judges.exact import normalise
+from lit3r.grounding.lexicon import words
 from lit3r.grounding.stance import OfflineStance, PaperVerdict, Passage, Quote, Verdict, sentence_spans
-from lit3r.grounding.stance_features import words
 from lit3r.prompts.stance import STANCE_SYSTEM, render_stance
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 
-from lit3r.grounding.stance_features import ABSOLUTE, DOWN_FORMS, HEDGES, NEGATION, STOP, UP_FORMS, words
+from lit3r.grounding.lexicon import ABSOLUTE, DOWN_FORMS, HEDGES, NEGATION, STOP, UP_FORMS, words
 from lit3r.index.bm25 import idf
 
 FUNCTION_WORDS = frozenset(

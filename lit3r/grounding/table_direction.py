@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from lit3r.answers.sentences import cell_number
 from lit3r.corpus.tables import read_table
-from lit3r.grounding.stance_features import Text, content_stems
+from lit3r.grounding.lexicon import content_stems
+from lit3r.grounding.stance_features import Text
 
 
 @dataclass(frozen=True)

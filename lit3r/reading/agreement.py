@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from lit3r.answers.question import OPTION_SEPARATOR
-from lit3r.grounding.stance_features import numbers
+from lit3r.grounding.lexicon import numbers
 from lit3r.models import Answer, Chunk
 from lit3r.reading.assurance import genre_terms
 from lit3r.reading.extractive import extractive_answer

@@ -220,7 +220,7 @@ def test_a_paper_reporting_other_measurements_in_the_claims_place_contradicts_it
 
 
 def test_a_percentage_and_a_metric_cut_off_are_not_the_same_number() -> None:
-    from lit3r.grounding.stance_features import numbers
+    from lit3r.grounding.lexicon import numbers
 
     assert numbers("by 50% in recall@50") == {"50%"}  # "@50" names the metric, "50%" is the value
     assert numbers("from 18% to 6.50% of 1,000 answers, top 50") == {"18%", "6.5%", "1000", "50"}
@@ -393,7 +393,8 @@ def test_the_checks_llm_judge_falls_back_to_the_judge_it_is_given() -> None:
 
 
 def test_a_claim_relating_two_directions_is_judged_by_how_they_move_together() -> None:
-    from lit3r.grounding.stance_features import Text, covariation
+    from lit3r.grounding.directions import covariation
+    from lit3r.grounding.stance_features import Text
 
     claim = Text.of("Reranking latency falls as the candidate budget grows.")
     assert claim.polarity == 0 and covariation(claim.tokens, claim.signs) == -1  # "falls" and "grows" do not cancel
