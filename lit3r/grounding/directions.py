@@ -7,9 +7,10 @@ directions; "A helps more than B" compares two sides. Read by :mod:`lit3r.ground
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from lit3r.grounding.lexicon import DOWN_FORMS, STOP, UP_FORMS, negates, stem_of
+from lit3r.grounding.lexicon import DOWN_FORMS, STOP, UP_FORMS, negates, stem_of, words
 
 NEGATION_SCOPE = 1
 """A negation flips a direction word it comes at most this many words before ("does not reduce", "no
@@ -109,14 +110,31 @@ def _pivot(token: str) -> bool:
     return token == COMPARING[0] or token.startswith(COMPARING[1:])
 
 
-def compared_sides(tokens: Sequence[str]) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The content stems before a text's one comparison pivot (:data:`COMPARING`) and within :data:`COMPARED_SPAN`
-    words after it, direction words left out; ``None`` for a text with no comparison or with more than one."""
+COMPARED_WITH = re.compile(
+    r"\b(?:compared (?:to|with)|relative to|versus|vs\.?)\s+"
+    r"([^,;:.()]+(?:,\s*[^,;:.()\s]+(?:\s+[^,;:.()\s]+){0,3}(?=,))?)",
+    re.IGNORECASE,
+)
+"""What a text compares against when it says so in a phrase: the phrase up to the next comma, with a short
+apposition after it ("Compared to the strongest baseline, PaSa-GPT-4o, A improves ..."); the rest of the text is
+the other side."""
+
+
+def compared_sides(tokens: Sequence[str], text: str = "") -> tuple[frozenset[str], frozenset[str]] | None:
+    """The two sides of a text's one comparison: the content stems before its pivot (:data:`COMPARING`) and within
+    :data:`COMPARED_SPAN` words after it, or, without a pivot, the rest of ``text`` and the one phrase it compares
+    against (:data:`COMPARED_WITH`); direction words left out. ``None`` for a text with no comparison or with more
+    than one."""
     at = [i for i, t in enumerate(tokens) if _pivot(t)]
-    if len(at) != 1:
+    if len(at) == 1:
+        i = at[0]
+        return _compared(tokens[:i]), _compared(tokens[i + 1 : i + 1 + COMPARED_SPAN])
+    against = list(COMPARED_WITH.finditer(text)) if not at else []
+    if len(against) != 1:
         return None
-    i = at[0]
-    return _compared(tokens[:i]), _compared(tokens[i + 1 : i + 1 + COMPARED_SPAN])
+    match = against[0]
+    rest = f"{text[: match.start()]} {text[match.end() :]}"
+    return _compared(words(rest)), _compared(words(match.group(1)))
 
 
 def _compared(tokens: Sequence[str]) -> frozenset[str]:

@@ -39,7 +39,8 @@ UP = frozenset(
     augment augments augmented boost boosts boosted rise rises rose amplify amplifies amplified facilitate
     facilitates facilitated grow grows grew double doubles doubled exacerbate exacerbates exacerbated worsen
     worsens worsened beneficial benefit benefits protective superior highest largest greatest longest best fast
-    faster fastest quick quicker quickest quickly rapidly""".split()
+    faster fastest quick quicker quickest quickly rapidly outperform outperforms outperformed surpass surpasses
+    surpassed exceed exceeds exceeded beat beats""".split()
 )
 DOWN = frozenset(
     """decrease decreases decreased decreasing lower low less fewer reduce reduces reduced reducing reduction

@@ -96,11 +96,11 @@ def anchored_polarity(claim: Text, sentence: Text) -> int:
 
 def swapped(claim: Text, sentence: Text) -> bool:
     """Whether the sentence compares what the claim compares with the two sides swapped: something the claim puts
-    before its pivot ("than", "outperforms") the sentence puts after its own, and something after it before
-    ("Co-citation helps more than bibliographic coupling" against "Bibliographic coupling helps more than
-    co-citation"). The sentence then asserts the opposite direction of what the claim compares; "B is better than
-    A" agrees with "A is worse than B"."""
-    ours, theirs = compared_sides(claim.tokens), compared_sides(sentence.tokens)
+    before its pivot ("than", "outperforms") the sentence puts after its own (or in the phrase it compares against:
+    "compared to X, ..."), and something after it before ("Co-citation helps more than bibliographic coupling"
+    against "Bibliographic coupling helps more than co-citation"). The sentence then asserts the opposite direction
+    of what the claim compares; "B is better than A" agrees with "A is worse than B"."""
+    ours, theirs = compared_sides(claim.tokens, claim.raw), compared_sides(sentence.tokens, sentence.raw)
     if ours is None or theirs is None:
         return False
     (left, right), (their_left, their_right) = ours, theirs

@@ -426,3 +426,23 @@ def test_a_comparison_with_its_sides_swapped_contradicts_the_claim() -> None:
     assert judge.judge(worse, [Passage("p::c0001", paper)]).verdict == "supports"
     beats = Text.of("The dense encoder beats BM25 by six points.")
     assert swapped(Text.of("BM25 outperforms the dense encoder."), beats)
+
+
+def test_a_comparison_stated_with_compared_to_has_its_sides_read_too() -> None:
+    from lit3r.grounding.directions import compared_sides
+    from lit3r.grounding.stance_features import Text, swapped
+
+    sentence = (
+        "Specifically, compared to the strongest baseline, PaSa-GPT-4o, PaSa-7b demonstrates a 9.64% improvement in "
+        "recall with comparable precision."
+    )
+    text = Text.of(sentence)
+    left, right = compared_sides(text.tokens, text.raw)
+    assert right == {"strongest", "baseline", "pasa-gpt-4o"} and {"pasa-7b", "recall"} <= left  # the apposition too
+    assert swapped(Text.of("PaSa-GPT-4o outperforms PaSa-7B in recall."), text)
+    assert not swapped(Text.of("PaSa-7B outperforms PaSa-GPT-4o in recall."), text)
+    assert Text.of("PaSa-7B outperforms PaSa-GPT-4o.").polarity == 1  # "outperforms" asserts "more"
+    judge = OfflineStance()
+    passage = [Passage("pasa::c0001", sentence)]
+    assert judge.judge("PaSa-GPT-4o outperforms PaSa-7B in recall.", passage).verdict == "contradicts"
+    assert judge.judge("PaSa-7B outperforms PaSa-GPT-4o in recall.", passage).verdict == "supports"
