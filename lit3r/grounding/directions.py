@@ -100,14 +100,15 @@ def direction_anchors(tokens: Sequence[str], signs: Sequence[tuple[int, int]]) -
     )
 
 
-COMPARING = ("than", "outperform", "surpass", "exceed", "beat")
-"""Words a comparison pivots on ("A helps more than B", "A outperforms B"), the verbs in any inflection."""
+COMPARING = ("than", "above", "below", "outperform", "surpass", "exceed", "beat")
+"""Words a comparison pivots on ("A helps more than B", "A is five points above B", "A outperforms B"), the verbs
+(from the fourth on) in any inflection."""
 COMPARED_SPAN = 6
 """The words after the pivot that name what a comparison is against ("... more than co-citation")."""
 
 
 def _pivot(token: str) -> bool:
-    return token == COMPARING[0] or token.startswith(COMPARING[1:])
+    return token in COMPARING[:3] or token.startswith(COMPARING[3:])
 
 
 COMPARED_WITH = re.compile(
@@ -121,15 +122,16 @@ the other side."""
 
 
 def compared_sides(tokens: Sequence[str], text: str = "") -> tuple[frozenset[str], frozenset[str]] | None:
-    """The two sides of a text's one comparison: the content stems before its pivot (:data:`COMPARING`) and within
-    :data:`COMPARED_SPAN` words after it, or, without a pivot, the rest of ``text`` and the one phrase it compares
-    against (:data:`COMPARED_WITH`); direction words left out. ``None`` for a text with no comparison or with more
-    than one."""
+    """The two sides of a text's comparison: the content stems before its first pivot (:data:`COMPARING`) and
+    within :data:`COMPARED_SPAN` words after each ("A is eight points above B and five above C": A against B and C),
+    or, without a pivot, the rest of ``text`` and the one phrase it compares against (:data:`COMPARED_WITH`);
+    direction words left out. ``None`` for a text with no comparison, or with two compared-against phrases."""
     at = [i for i, t in enumerate(tokens) if _pivot(t)]
-    if len(at) == 1:
-        i = at[0]
-        return _compared(tokens[:i]), _compared(tokens[i + 1 : i + 1 + COMPARED_SPAN])
-    against = list(COMPARED_WITH.finditer(text)) if not at else []
+    if at:
+        after = [t for i in at for t in tokens[i + 1 : i + 1 + COMPARED_SPAN]]
+        left = _compared(tokens[: at[0]])
+        return left, _compared(after) - left
+    against = list(COMPARED_WITH.finditer(text))
     if len(against) != 1:
         return None
     match = against[0]

@@ -442,6 +442,9 @@ def test_a_comparison_stated_with_compared_to_has_its_sides_read_too() -> None:
     assert swapped(Text.of("PaSa-GPT-4o outperforms PaSa-7B in recall."), text)
     assert not swapped(Text.of("PaSa-7B outperforms PaSa-GPT-4o in recall."), text)
     assert Text.of("PaSa-7B outperforms PaSa-GPT-4o.").polarity == 1  # "outperforms" asserts "more"
+    above = Text.of("Fusion is the best method, eight points above the dense encoder and five above interpolation.")
+    assert swapped(Text.of("Interpolation outperforms fusion."), above)  # every pivot's side: encoder, interpolation
+    assert not swapped(Text.of("Fusion outperforms interpolation."), above)
     judge = OfflineStance()
     passage = [Passage("pasa::c0001", sentence)]
     assert judge.judge("PaSa-GPT-4o outperforms PaSa-7B in recall.", passage).verdict == "contradicts"
