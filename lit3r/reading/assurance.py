@@ -19,7 +19,7 @@ from lit3r.answers.sentences import Unit, chunk_units
 from lit3r.answers.validate import MARKER
 from lit3r.index.bm25 import idf
 from lit3r.models import Answer, Chunk
-from lit3r.reading.scoring import counted_noun, counts, names_split, query_terms, states_quantity, terms
+from lit3r.reading.scoring import counted_noun, counts, names_split, partitive, query_terms, states_quantity, terms
 
 if TYPE_CHECKING:
     from lit3r.index.corpus_index import CorpusIndex
@@ -153,7 +153,7 @@ def supplies_quantity(question: str, text: str, passage: str = "") -> bool:
     if qualifier is not None and not set(terms([qualifier])[0]) <= set(terms([f"{text} {passage}"])[0]):
         return False  # "What learning rate ...?" is not answered by a passage that names no learning
     noun = counted_noun(question)
-    return noun is None or counts(text, noun, names_split(question))
+    return noun is None or counts(text, noun, names_split(question), partitive(question))
 
 
 def supplies_time(text: str) -> bool:

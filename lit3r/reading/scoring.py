@@ -78,7 +78,7 @@ _HOW_MANY = re.compile(
     r"\bhow many\s+(?:of\s+(?:the|these|those)\s+)?([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,3})", re.IGNORECASE
 )
 _NOT_COUNTED = frozenset(
-    {"in", "of", "on", "for", "to", "from", "with", "by", "at", "per", "there", "they", "we"}
+    {"in", "of", "on", "for", "to", "from", "with", "by", "at", "per", "there", "they", "we", "and", "or"}
     | {"the", "a", "an", "their", "its", "our", "this", "these", "those", "that", "it", "he", "she", "you", "i"}
 )
 """Words that end the counted phrase after "how many" (with :data:`QUESTION_WORDS`): "how many layers in ..."."""
@@ -209,10 +209,27 @@ def _plural(word: str) -> bool:
     return word in _PLURALS or (len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")))
 
 
-def counts(sentence: str, noun: str, splits: bool = False) -> bool:
+_PARTITIVE = re.compile(r"\bhow many of (?:the|these|those)\b", re.IGNORECASE)
+_OF_THEM = re.compile(
+    r"(?<![\w.])(?:\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty)"
+    r"\s+of\s+(?:them|these|those)\b",
+    re.IGNORECASE,
+)
+
+
+def partitive(question: str) -> bool:
+    """Whether ``question`` asks how many of a set ("In how many of the answers did ...?"): then "in 41 of them"
+    counts what it asks to count."""
+    return bool(_PARTITIVE.search(question))
+
+
+def counts(sentence: str, noun: str, splits: bool = False, of_them: bool = False) -> bool:
     """Whether ``sentence`` counts ``noun`` (a stem): a number followed within three words by it ("1,240
-    questions"), or numbers stated under "number of" it (a table captioned "Number of questions per split"). A count
-    qualified by a data split ("1,000 test questions") counts only when ``splits`` (the question names one)."""
+    questions"), or numbers stated under "number of" it (a table captioned "Number of questions per split"), or, with
+    ``of_them`` (a "how many of the N" question: :func:`partitive`), "<number> of them". A count qualified by a data
+    split ("1,000 test questions") counts only when ``splits`` (the question names one)."""
+    if of_them and _OF_THEM.search(sentence):
+        return True
     found = [m.group(1) for m in _COUNT.finditer(sentence)]
     if _NUMBER.search(sentence):
         found += [m.group(1) for m in _NUMBER_OF.finditer(sentence)]
@@ -235,7 +252,7 @@ def count_bonus(question: str, sentence: str) -> float:
     noun = counted_noun(question)
     if noun is None:
         return 0.0
-    return COUNT_BONUS if counts(sentence, noun, names_split(question)) else 0.0
+    return COUNT_BONUS if counts(sentence, noun, names_split(question), partitive(question)) else 0.0
 
 
 _NUMBER_WORD = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|fifty|hundred)"

@@ -232,6 +232,24 @@ def test_a_measure_or_a_time_asked_and_not_stated_abstains() -> None:
     assert not supplies_time("1,000 questions") and not supplies_time("0.2016 and 12") and not supplies_time("")
 
 
+def test_a_partitive_count_and_a_coordinated_count_count_what_is_asked() -> None:
+    from lit3r.reading.scoring import partitive
+
+    asked = "In how many of the answers did the cited passage report a number from another experiment?"
+    assert partitive(asked) and not partitive("How many answers were read?")
+    read = make_chunk(
+        "toy::c0012",
+        "We read 100 answers with an unsupported claim. In 41 of them the cited passage reported a number from a "
+        "different experiment of the same paper.",
+        paragraph=12,
+    )
+    answer = extractive_answer(asked, [read])
+    assert answer.sufficient and "41 of them" in answer.text
+    assert counted_noun("How many synthetic question and passage pairs are used?") == "question"  # "and" ends it
+    pairs = make_chunk("toy::c0013", "Training uses 9,000 synthetic question and passage pairs.", paragraph=13)
+    assert extractive_answer("How many synthetic question and passage pairs are used?", [pairs]).sufficient
+
+
 def test_a_table_row_under_a_number_of_caption_counts_what_it_numbers() -> None:
     table = make_chunk(
         "toy::c0007",
