@@ -69,9 +69,12 @@ _QUANTITY = re.compile(
 )
 _PERCENT_QUESTION = re.compile(r"\b(?:percentage|percent|per cent|proportion|share)\b|%", re.IGNORECASE)
 _PERCENT = re.compile(r"%|\bper ?cent\b", re.IGNORECASE)
+NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million"
+)
+"""Numbers written as words, as the count, quantity and dimension patterns below read them."""
 _DIGIT = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred"
-    r"|thousand|million|half|halves|halved|halving|twice|double[sd]?|doubling|triple[sd]?|dozen)\b",
+    rf"\d|\b(?:{NUMBER_WORDS}|half|halves|halved|halving|twice|double[sd]?|doubling|triple[sd]?|dozen)\b",
     re.IGNORECASE,
 )
 _HOW_MANY = re.compile(
@@ -86,8 +89,7 @@ _PLURALS = frozenset({"people", "children", "men", "women", "criteria", "phenome
 """Plural nouns without a final "s" (with those that have one, the end of the counted phrase; "data" and "media"
 are left out: they modify as often as they are counted, "data pairs")."""
 _COUNT = re.compile(
-    r"(?<![\w.])(?:\d+(?:,\d{3})*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
-    r"|forty|fifty|hundred|thousand|million)(?![\w%.,]|\s*(?:%|per ?cent))((?:[\s-]+[^\W\d_][\w]*){1,3})",
+    rf"(?<![\w.])(?:\d+(?:,\d{{3}})*|{NUMBER_WORDS})(?![\w%.,]|\s*(?:%|per ?cent))((?:[\s-]+[^\W\d_][\w]*){{1,3}})",
     re.IGNORECASE,
 )
 """A number (not a percentage) and the (up to) three words after it."""
@@ -211,8 +213,7 @@ def _plural(word: str) -> bool:
 
 _PARTITIVE = re.compile(r"\bhow many of (?:the|these|those)\b", re.IGNORECASE)
 _OF_THEM = re.compile(
-    r"(?<![\w.])(?:\d[\d,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty)"
-    r"\s+of\s+(?:them|these|those)\b",
+    rf"(?<![\w.])(?:\d[\d,]*|{NUMBER_WORDS})\s+of\s+(?:them|these|those)\b",
     re.IGNORECASE,
 )
 
@@ -255,7 +256,7 @@ def count_bonus(question: str, sentence: str) -> float:
     return COUNT_BONUS if counts(sentence, noun, names_split(question), partitive(question)) else 0.0
 
 
-_NUMBER_WORD = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|fifty|hundred)"
+_NUMBER_WORD = rf"(?:\d[\d,.]*|{NUMBER_WORDS})"
 DIMENSIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "memory": (
         re.compile(r"\b(?:memory|storage|disk|space|ram|footprint)\b", re.IGNORECASE),
