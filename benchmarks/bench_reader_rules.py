@@ -48,7 +48,7 @@ from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.index.corpus_index import CorpusIndex
 from lit3r.models import Answer, Chunk
-from lit3r.reading import extractive_answer, forms, scoring
+from lit3r.reading import extractive_answer, forms, scoring, unmentioned
 from lit3r.reading.abstracts import with_abstracts
 from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
 from lit3r.reading.counted import counting_chunks
@@ -72,6 +72,8 @@ class Replay:
     :func:`lit3r.reading.abstracts.with_abstracts`)."""
     papers_coverage: float
     """:func:`lit3r.reading.assurance.papers_coverage` of the question in the papers of the evidence."""
+    papers_chunks: list[Chunk] = field(default_factory=list)
+    """Every chunk of the papers of the evidence (where :func:`lit3r.reading.unmentioned.unmentioned_words` looks)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,9 @@ class Variant:
     """The agent abstains when the papers read hold less of the question than this (0: never)."""
     unit_floor_below: float = 2.0
     """The reader's unit floor (``min_coverage``) applies only where the papers' coverage is below this."""
+    closed_world: float | None = unmentioned.MAX_ZIPF
+    """A yes/no question naming a technical word (rarer than this Zipf frequency) that no chunk of the papers read
+    mentions is answered "No" (:func:`lit3r.reading.unmentioned.closed_world_answer`); ``None``: never."""
     chooser: str = "other half"
     """The unit model choosing the quoted unit (the reader's ``chooser``): ``"other half"`` (trained on the other
     half of the papers, from these traces, so no question is read by a model trained on it), ``"packaged"`` (the
@@ -146,7 +151,8 @@ def load_replays(data: Path, traces: Path, index: CorpusIndex) -> list[Replay]:
         )
         papers = list(dict.fromkeys(c.paper_id for c in evidence))
         gate = bool(step.get("gate", step.get("sufficient")))  # a trace before the papers' coverage: sufficient
-        replays.append(Replay(question, evidence, gate, completed, papers_coverage(asked, index, papers)))
+        chunks = [c for p in papers for c in index.chunks_by_paper.get(p, ())]
+        replays.append(Replay(question, evidence, gate, completed, papers_coverage(asked, index, papers), chunks))
     return replays
 
 
@@ -174,7 +180,12 @@ def answer(
     sufficient = replay.sufficient and replay.papers_coverage >= variant.min_paper_coverage
     if replay.papers_coverage >= variant.unit_floor_below:
         kwargs["min_coverage"] = 0.0
-    found = extractive_answer(question, evidence, sufficient=sufficient, **kwargs)
+    found = None
+    if variant.closed_world is not None and sufficient:
+        unmentioned.MAX_ZIPF = variant.closed_world
+        absent = unmentioned.unmentioned_words(question, replay.papers_chunks)
+        found = unmentioned.closed_world_answer(question, evidence, absent) if absent else None
+    found = found or extractive_answer(question, evidence, sufficient=sufficient, **kwargs)
     if variant.abstain_below and found.sufficient and coverage(question, evidence) < variant.abstain_below:
         found = insufficient_answer(question)
     if variant.abstain_without_quantity and found.sufficient and not quotes_state_quantity(question, found):
@@ -403,6 +414,13 @@ FAMILIES: dict[str, list[Variant]] = {
     "the unit floor where the papers hold little": [
         Variant(f"reader, papers' floor 0.2, unit floor 0.25 below papers' {b:g}", {}, unit_floor_below=b)
         for b in (0.5, 0.6, 0.7, 0.8, 0.9)
+    ],
+    "technical words no paper mentions": [
+        Variant("reader, yes/no read off the best sentence only", {}, closed_world=None),
+        *(
+            Variant(f"reader, 'No' where no paper mentions a word below Zipf {z:g}", {}, closed_world=z)
+            for z in (2.5, 3.0, 3.5)
+        ),
     ],
     "coverage floor": [
         Variant(f"reader, coverage floor {t:g}", {"min_coverage": t}) for t in (0.0, 0.15, 0.25, 0.35, 0.45)

@@ -305,6 +305,11 @@ class Answer(BaseModel):
         "among the options; a quoted answer: the evidence's coverage of the question); None when the reader does "
         "not say. Independent of the quote check: verified quotes can still fail to answer.",
     )
+    unmentioned: list[str] = Field(
+        default_factory=list,
+        description="Words of a yes/no question that no paper read mentions (technical words: a named method, tool "
+        "or resource), on whose absence its 'No' rests; empty otherwise.",
+    )
     fallbacks: list[str] = Field(
         default_factory=list,
         description="Each step that fell back to its offline path, and why (e.g. 'read: stage 2 call failed: ...; "

@@ -80,6 +80,10 @@ class AnswerDocument(BaseModel):
     confidence: float | None = Field(
         default=None, description="How sure the reader is that the answer is right, 0..1 (apart from the quote check)."
     )
+    unmentioned: list[str] = Field(
+        default_factory=list,
+        description="Words of a yes/no question that no paper read mentions; its 'No' rests on their absence.",
+    )
     trace_id: str | None = Field(description="The run's trace id (GET /v1/traces/{id}, get_trace, lit3r trace show).")
     thread_id: str | None = Field(default=None, description="The thread the question was a turn of.")
     message: str | None = Field(default=None, description="A thread turn: the message as the user wrote it.")

@@ -159,9 +159,12 @@ def summarize(event: Mapping[str, Any]) -> str:
 
 
 def _read_summary(data: Mapping[str, Any]) -> str:
-    """What the reader was given and why it read or did not: the gate, the papers' coverage of the question."""
+    """What the reader was given and why it read or did not: the gate, the papers' coverage of the question, and the
+    technical words of a yes/no question no paper read mentions."""
     evidence = len(data.get("evidence") or [])
-    if data.get("sufficient"):
+    if data.get("sufficient") and data.get("unmentioned"):
+        why = f"answered No: no paper read mentions {', '.join(data['unmentioned'])}"
+    elif data.get("sufficient"):
         why = "read"
     elif not evidence:
         why = "not read: no evidence"

@@ -66,7 +66,10 @@ def assurance_line(answer: Answer) -> str:
     if answer.answers_question is None:
         return sure
     said = "answers the question" if answer.answers_question else "may not answer the question"
-    return f"{said} ({sure})" if sure else said
+    said = f"{said} ({sure})" if sure else said
+    if answer.unmentioned:
+        said += f"; no paper read mentions {', '.join(answer.unmentioned)}"
+    return said
 
 
 def verification_line(answer: Answer) -> str:

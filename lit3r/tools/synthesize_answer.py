@@ -11,9 +11,12 @@ insufficient or the papers read do not hold the question's words (:func:`lit3r.r
 choose from what the papers state, in words the question need not share): then it abstains. A question whether named
 papers agree on a value ("Do the sparse retrieval and rank fusion papers agree on ...?") is answered by reading each
 named paper on its own instead (:func:`lit3r.reading.agreement.agreement_answer`; a ``read`` step named
-``agreement``). Its answer's citations are validated and repaired against the corpus (a ``read`` step), then every
-claim is judged against the chunks it cites (a ``verify`` step, when a judge is configured): unsupported sentences
-are removed or marked as ``settings.grounding`` says.
+``agreement``). A yes/no question naming a technical thing that no paper read mentions ("Does their model use
+MFCC?") is answered "No" by the offline reader, quoting what the best-matching sentence says instead, whichever
+reader is configured (:func:`lit3r.reading.unmentioned.closed_world_answer`; a ``read`` step named ``unmentioned``
+whose ``unmentioned`` lists the words). Its answer's citations are validated and repaired against the corpus (a
+``read`` step), then every claim is judged against the chunks it cites (a ``verify`` step, when a judge is
+configured): unsupported sentences are removed or marked as ``settings.grounding`` says.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from lit3r.reading.agreement import agreement_answer
 from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
 from lit3r.reading.counted import counting_chunks
 from lit3r.reading.tables import referenced_tables
+from lit3r.reading.unmentioned import closed_world_answer, unmentioned_words
 from lit3r.retrieval import fusion
 from lit3r.retrieval.gate import passes
 from lit3r.tools.context import ToolContext
@@ -79,9 +83,19 @@ def compared_papers(tools: ToolContext, question: str, candidates: Sequence[str]
     """The answer to "Do <papers> agree on <value>?" from each named paper read on its own
     (:func:`lit3r.reading.agreement.agreement_answer`), or None for any other question. The names are looked up
     among the ``candidates`` (the papers retrieval found, within any restriction of the question)."""
-    index = tools.index
-    titles = {p: paper.title for p in candidates if (paper := index.papers.get(p)) and paper.title}
-    return agreement_answer(question, titles, index.chunks_by_paper)
+    return agreement_answer(question, titles_of(tools, candidates), tools.index.chunks_by_paper)
+
+
+def unmentioned(tools: ToolContext, question: str, papers: Sequence[str]) -> list[str]:
+    """The technical words of a yes/no question that no chunk of ``papers`` mentions
+    (:func:`lit3r.reading.unmentioned.unmentioned_words`)."""
+    chunks = tools.index.chunks_by_paper
+    return unmentioned_words(question, [c for p in papers for c in chunks.get(p, ())])
+
+
+def titles_of(tools: ToolContext, papers: Sequence[str]) -> dict[str, str]:
+    """The titles of ``papers`` that have one, by paper id."""
+    return {p: paper.title for p in papers if (paper := tools.index.papers.get(p)) and paper.title}
 
 
 def synthesize_answer(
@@ -109,14 +123,19 @@ def synthesize_answer(
     covered = papers_coverage(question, index, read) if evidence else 0.0
     sufficient = gate and (bool(options) or covered >= MIN_PAPER_COVERAGE)  # options: the verdict is asked for
     compared = compared_papers(tools, question, papers) if sufficient and not options else None
-    with tools.recorder.step("read", "agreement" if compared else tools.reader.name) as data:
+    absent = unmentioned(tools, question, read) if sufficient and not options and not compared else []
+    closed = closed_world_answer(question, evidence, absent, titles_of(tools, read)) if absent else None
+    name = "agreement" if compared else "unmentioned" if closed else tools.reader.name
+    with tools.recorder.step("read", name) as data:
         data.update(evidence=[c.id for c in evidence], sufficient=sufficient, best_score=best_score)
         data.update(gate=gate, papers_coverage=round(covered, 4))
-        answer = compared or tools.reader(question, evidence, options, sufficient)
+        answer = compared or closed or tools.reader(question, evidence, options, sufficient)
         if compared:
             data["compared"] = [c.paper_id for c in compared.citations]
+        if closed:
+            data["unmentioned"] = list(absent)
         data["problems"] = validate_answer(answer, index.chunk_by_id.get, options)
         answer = repair_citations(answer, index.chunk_by_id.get)
         data["citations"] = [c.chunk_id for c in answer.citations]
-    answer = verified(tools, answer, quoted=compared is not None)
+    answer = verified(tools, answer, quoted=compared is not None or closed is not None)
     return answer.model_copy(update={"candidate_papers": papers, "rounds": rounds})

@@ -285,3 +285,28 @@ def test_no_reader_reads_a_question_whose_words_the_papers_read_do_not_hold(inde
     context = make_context(index, reader=reader, gate=GateThreshold.fixed(-1e9))
     synthesize_answer(context.tools, "Is the boiling point of nitrogen low?", pool, None, 1.0, options=["yes", "no"])
     assert reader.calls == [True] and context.recorder.of_type("read")[0].data["papers_coverage"] < MIN_PAPER_COVERAGE
+
+
+def test_a_yes_no_question_naming_what_no_paper_read_mentions_is_answered_no_by_any_reader(index) -> None:
+    from lit3r.reading.assurance import MIN_PAPER_COVERAGE
+    from lit3r.tools.synthesize_answer import synthesize_answer
+
+    from fakes.judges import KeyPhraseJudge
+
+    pool = {c.id: 1.0 for c in index.chunks_by_paper["sparse"]}
+    question = "Does their okapi lexical saturation analysis use crowdsourcing?"
+    reader = RecordingReader()  # stands for any reader, a language model's too: it is not called
+    judge = KeyPhraseJudge()  # the configured judge; lit3r's own quotes get the exact check
+    context = make_context(index, reader=reader, gate=GateThreshold.fixed(-1e9), judge=judge)
+    answer = synthesize_answer(context.tools, question, pool, None, 1.0)
+    read = context.recorder.of_type("read")[0]
+    assert read.data["papers_coverage"] >= MIN_PAPER_COVERAGE  # the papers hold the question: it is read
+    assert read.name == "unmentioned" and read.data["unmentioned"] == ["crowdsourcing"] and reader.calls == []
+    assert answer.sufficient and answer.option == "No" and answer.text.startswith("No — ")
+    assert answer.unmentioned == ["crowdsourcing"] and answer.verified_by == "exact" and judge.calls == []
+    assert_grounded(answer, index)
+    # the same question about what the paper does say goes to the reader
+    reader = RecordingReader()
+    context = make_context(index, reader=reader, gate=GateThreshold.fixed(-1e9))
+    synthesize_answer(context.tools, "Does the okapi lexical saturation analysis show gains?", pool, None, 1.0)
+    assert reader.calls == [True] and context.recorder.of_type("read")[0].name == "recording"

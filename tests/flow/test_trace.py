@@ -198,3 +198,7 @@ def test_a_read_step_says_why_the_reader_read_or_did_not() -> None:
     assert summarize(gated).endswith("not read: below the relevance gate")
     answered = read(sufficient=True, gate=True, papers_coverage=1.0, citations=["p::c0001"])
     assert summarize(answered) == "2 chunks, papers hold 1.00 of the question; read, 1 citation"
+    closed = read(sufficient=True, gate=True, papers_coverage=0.7, unmentioned=["MFCC"], citations=["p::c0001"])
+    assert summarize(closed) == (
+        "2 chunks, papers hold 0.70 of the question; answered No: no paper read mentions MFCC, 1 citation"
+    )

@@ -243,6 +243,13 @@ def test_answers_have_sources_and_steps_in_words(page, server) -> None:
     )
 
 
+def test_a_no_resting_on_a_technical_word_no_paper_mentions_says_so(page, server) -> None:
+    message = ask(page, "Did they train the reranker with LoRA adapters?")  # the demo papers never mention LoRA
+    assert "No — " in message.inner_text()
+    assert "no paper read mentions LoRA" in message.locator(".meta").inner_text()
+    assert answer_of(server, message)["answer"]["unmentioned"] == ["LoRA"]
+
+
 def test_markdown_is_rendered_and_html_is_not(page) -> None:
     html = page.evaluate(
         """async () => {

@@ -143,3 +143,5 @@ def test_the_cli_says_whether_the_answer_answers_and_how_sure_it_is() -> None:
     assert line.endswith(f"(confidence {answer.confidence:.2f})")
     assert line.startswith("answers the question" if answer.answers_question else "may not answer the question")
     assert assurance_line(answer.model_copy(update={"answers_question": None, "confidence": None})) == ""
+    closed = answer.model_copy(update={"answers_question": True, "unmentioned": ["MFCC", "LDA"]})
+    assert assurance_line(closed).endswith("; no paper read mentions MFCC, LDA")

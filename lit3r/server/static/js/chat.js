@@ -343,7 +343,8 @@ async function ask(raw) {
 // apart from "claims supported", which says only that the quotes stand in their chunks.
 function assurance(doc) {
   if (doc.sufficient === false) return "";
-  const sure = doc.confidence != null ? ` · confidence ${Number(doc.confidence).toFixed(2)}` : "";
+  let sure = doc.confidence != null ? ` · confidence ${Number(doc.confidence).toFixed(2)}` : "";
+  if (doc.unmentioned && doc.unmentioned.length) sure += ` · no paper read mentions ${doc.unmentioned.join(", ")}`;
   if (doc.answers_question === true) return `answers the question${sure}`;
   if (doc.answers_question === false) return `may not answer the question${sure}`;
   return sure ? sure.slice(3) : "";

@@ -1,0 +1,157 @@
+"""A yes/no question about something the papers read never mention is answered "No".
+
+"Did they use crowdsourcing to annotate the dataset?", "Does their model use MFCC?", "Do they compare against LDA?"
+ask whether a paper does a named thing; a paper that did it says so, in the thing's own name. When no chunk of the
+papers read uses such a word, the question's answer over those papers is "No" (a closed-world reading: the papers
+are the whole of what is known), and the reader's usual rule, which reads the verdict off the sentence that best
+matches the question's other words, would say "Yes" to a sentence that is not about the thing at all.
+
+Only words that name a thing count, not words any paper might put otherwise: a word is **technical** when general
+English uses it less than once per million words (:data:`MAX_ZIPF`, the Zipf scale of ``wordfreq``: 3 is once per
+million), so "crowdsourcing" (2.7), "LDA" (2.4), "MFCC" and "pretrained" (unlisted) count and "hurt", "region",
+"claim" (above 4) never do: a paper may say "degrades" for "hurt", but not something else for "LDA". A word is
+**mentioned** when every stem of it is a term of the papers' chunks, or when its letters (case, hyphens and a plural
+"s" aside) or its stem open a word of their text: "pretrained" is mentioned by "pre-trained", "MFCCs" by "MFCC",
+"crowdsourcing" by "crowd-sourced"; and a word of six letters or more that is one letter (two from eight letters)
+from a word of the text with the same first letter is a typo for it ("consistenly" for "consistently").
+
+Only a question about what the papers' authors did is read so (:data:`OWN_WORK`: "they", "their model", "this
+model", "the authors", "the proposed method"): a paper reports its own methods and resources in full, but not
+the world's facts, which it may state in other words. "Is halofantrine ototoxic?" over an abstract that says "hearing
+loss" is not answered "No" (PubMedQA's questions are of that kind: read so, 46 of them turned "No", 29 wrongly).
+
+Nothing here reads a question the papers do not hold: the papers' coverage check
+(:func:`lit3r.reading.assurance.papers_coverage`) runs first, so an off-topic question still abstains. A negated
+question ("Don't they use ...?") and a question with options are left to the readers. The answer quotes what the
+best-matching sentence says instead ("No — annotated by two linguists [1]"); :attr:`lit3r.models.Answer.unmentioned`
+names the words its "No" rests on.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from lit3r.answers.question import NO, OPTION_SEPARATOR, answer_form, is_negated
+from lit3r.models import Answer, Chunk
+from lit3r.reading.assurance import genre_terms
+from lit3r.reading.extractive import extractive_answer
+from lit3r.reading.scoring import query_terms, terms
+
+MAX_ZIPF = 3.0
+"""A question's word names a technical thing when its frequency in general English is below this on the Zipf scale
+(``wordfreq.zipf_frequency``: log10 of uses per billion words; 3.0 is once per million words). Chosen as that round
+definition, not fitted: on QASPER's yes/no questions 2.5, 3.0 and 3.5 all gain (docs/BENCHMARKS.md)."""
+
+OWN_WORK = re.compile(
+    r"\b(?:they|their|them|theirs|themselves|these|this|authors?|proposed)\b|\bthe (?:paper|work|study|article)s?\b",
+    re.IGNORECASE,
+)
+"""A question about what the papers' authors did: "Did they use ...?", "Does their model ...?", "Is this model
+...?", "Do the authors ...?", "the proposed method"."""
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*")
+_LETTERS = re.compile(r"[a-z]{4,}")
+_HYPHENS = re.compile(r"[-\u2010-\u2014']")
+
+
+@functools.cache
+def _zipf(word: str) -> float:
+    from wordfreq import zipf_frequency  # its English list loads on first use (a tenth of a second)
+
+    return zipf_frequency(word, "en")
+
+
+def technical(word: str) -> bool:
+    """Whether general English uses ``word`` less often than :data:`MAX_ZIPF` (see the module docstring)."""
+    return _zipf(word.lower()) < MAX_ZIPF
+
+
+def _folded(text: str) -> str:
+    """``text`` lower-cased with hyphens and apostrophes removed ("Pre-trained" -> "pretrained")."""
+    return _HYPHENS.sub("", text.lower())
+
+
+def within_edits(a: str, b: str, limit: int) -> bool:
+    """Whether ``a`` becomes ``b`` by at most ``limit`` insertions, deletions or substitutions (Levenshtein)."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        if min(current) > limit:
+            return False
+        previous = current
+    return previous[-1] <= limit
+
+
+def misspelling(word: str, words: set[str]) -> bool:
+    """Whether ``word``, at least six letters long, is one letter (two for eight letters or more) away from a word
+    of ``words`` with its first letter: a question's typo ("consistenly", "unsuperized") names the paper's word, not a
+    thing the paper lacks."""
+    letters = word.lower()
+    if len(letters) < 6:
+        return False
+    limit = 2 if len(letters) >= 8 else 1
+    return any(w[0] == letters[0] and within_edits(letters, w, limit) for w in words if w)
+
+
+def mentioned(word: str, stems: set[str], folded_text: str) -> bool:
+    """Whether ``word`` is mentioned by a text with the terms ``stems`` and the :func:`_folded` form ``folded_text``:
+    by its stems, by its letters or stem opening a word, or as the word a misspelling of it names."""
+    own = set(terms([word])[0])
+    if own and own <= stems:
+        return True
+    letters = _folded(word)
+    if len(letters) > 4 and letters.endswith("s"):
+        letters = letters[:-1]
+    prefixes = {letters} | {stem for stem in own if len(own) == 1 and len(stem) >= 5}
+    if any(re.search(rf"(?<![a-z0-9]){re.escape(p)}", folded_text) for p in prefixes):
+        return True
+    return misspelling(_folded(word), set(_LETTERS.findall(folded_text)))
+
+
+def unmentioned_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
+    """The technical words of a yes/no question that no chunk of ``chunks`` (the papers read, all their chunks)
+    mentions, in the question's order; empty for a question not about the authors' own work (:data:`OWN_WORK`), any
+    other than yes/no, a negated one, or no chunks."""
+    if not chunks or answer_form(question) != "boolean" or is_negated(question) or not OWN_WORK.search(question):
+        return []
+    asked = query_terms(question) - genre_terms()
+    candidates = [w for w in dict.fromkeys(_WORD.findall(question)) if set(terms([w])[0]) & asked and technical(w)]
+    if not candidates:
+        return []
+    texts = [c.text for c in chunks]
+    stems = set().union(*terms(texts))
+    folded = _folded(" ".join(texts))
+    return [w for w in candidates if not mentioned(w, stems, folded)]
+
+
+def unmentioned_answer(polar: Answer, words: Sequence[str]) -> Answer:
+    """The reader's yes/no answer ``polar`` turned into "No — <its quoted words> [n]", resting on ``words``.
+
+    The quoted words stay the reader's (what the best-matching sentence says, verbatim, with its citation), so the
+    claim check still reads a quote; only the verdict changes."""
+    prefix = f"{polar.option}{OPTION_SEPARATOR}" if polar.option else ""
+    said = polar.text[len(prefix) :] if prefix and polar.text.startswith(prefix) else polar.text
+    update = {
+        "text": f"{NO}{OPTION_SEPARATOR}{said}",
+        "option": NO,
+        "answers_question": True,
+        "unmentioned": list(words),
+    }
+    return polar.model_copy(update=update)
+
+
+def closed_world_answer(
+    question: str, evidence: Sequence[Chunk], words: Sequence[str], titles: dict[str, str] | None = None
+) -> Answer | None:
+    """The offline reader's yes/no answer from ``evidence``, turned "No" by the unmentioned ``words``
+    (:func:`unmentioned_answer`); ``None`` when it gives no verdict (it abstains, or answers the question in parts)."""
+    polar = extractive_answer(question, list(evidence), titles=titles)
+    if not polar.sufficient or polar.option is None:
+        return None
+    return unmentioned_answer(polar, words)

@@ -1,0 +1,90 @@
+"""A yes/no question about a technical thing no paper read mentions is answered "No" (lit3r.reading.unmentioned).
+
+The expected words follow from the module's two tests, worked out by hand: a word is technical when general English
+uses it less than once per million words, and mentioned when its stems are the papers' terms or its letters (or
+stem) open a word of their text, hyphens and case aside.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lit3r.answers import validate_answer
+from lit3r.grounding.judges import ExactJudge
+from lit3r.grounding.verify import verify_answer
+from lit3r.models import Chunk, Locator
+from lit3r.reading.unmentioned import closed_world_answer, technical, unmentioned_words
+
+
+def chunk(cid: str, text: str) -> Chunk:
+    return Chunk(id=cid, paper_id="toy", type="text", text=text, locator=Locator(section="3 Data", paragraph=1))
+
+
+ANNOTATION = chunk(
+    "toy::c1",
+    "The dataset was annotated by two trained linguists. Disagreements were resolved by a third annotator. "
+    "We report the agreement of the two annotators.",
+)
+FEATURES = chunk("toy::c2", "Our acoustic model reads log-Mel filterbank features with pre-trained encoders.")
+PAPER = [ANNOTATION, FEATURES]
+
+
+@pytest.mark.parametrize("word", ["crowdsourcing", "MFCC", "LDA", "fastText", "pretrained", "subword"])
+def test_a_word_rarer_than_once_per_million_words_is_technical(word: str) -> None:
+    assert technical(word)
+
+
+@pytest.mark.parametrize("word", ["hurt", "region", "claim", "platform", "dataset", "English", "outperform"])
+def test_a_word_general_english_uses_is_not(word: str) -> None:
+    assert not technical(word)
+
+
+def test_the_technical_words_no_chunk_mentions_are_named() -> None:
+    assert unmentioned_words("Did they use crowdsourcing to annotate the dataset?", PAPER) == ["crowdsourcing"]
+    assert unmentioned_words("Does their model use MFCC or LDA features?", PAPER) == []  # "or": a choice, not yes/no
+    assert unmentioned_words("Does their model use MFCC features?", PAPER) == ["MFCC"]
+    # a common word the paper does not use is not evidence of absence: it may say it otherwise
+    assert unmentioned_words("Does their annotation hurt the agreement?", PAPER) == []
+
+
+def test_a_word_written_with_a_hyphen_a_plural_or_another_ending_is_mentioned() -> None:
+    assert unmentioned_words("Do they use pretrained encoders?", PAPER) == []  # "pre-trained"
+    hyphenated = [chunk("toy::c3", "Labels were crowd-sourced from volunteers.")]
+    assert unmentioned_words("Did they use crowdsourcing?", hyphenated) == []  # the stem opens "crowdsourced"
+    plural = [chunk("toy::c4", "We compute MFCCs over 25 ms windows.")]
+    assert unmentioned_words("Does their model use MFCC features?", plural) == []
+
+
+def test_a_misspelt_word_names_the_word_of_the_paper_it_is_a_letter_or_two_from() -> None:
+    consistent = [chunk("toy::c7", "The tuned model consistently outperforms the baselines.")]
+    assert unmentioned_words("Do they consistenly outperform the baselines?", consistent) == []
+    # "contiguous" is three letters from "discontiguous": a different word, not a typo
+    contiguous = [chunk("toy::c8", "Entities are contiguous spans of tokens.")]
+    assert unmentioned_words("Does their dataset include discontiguous entities?", contiguous) == ["discontiguous"]
+
+
+def test_only_a_positive_yes_no_question_about_the_authors_work_over_some_chunks_is_read_for_absence() -> None:
+    assert unmentioned_words("Which features does the MFCC baseline use?", PAPER) == []  # not yes/no
+    assert unmentioned_words("Don't they use MFCC features?", PAPER) == []  # negated: left to the reader
+    assert unmentioned_words("Does their model use MFCC features?", []) == []
+    # a question about the world, not about what the authors did: a paper may state a fact in other words
+    assert unmentioned_words("Is halofantrine ototoxic?", [chunk("toy::c6", "Halofantrine caused hearing loss.")]) == []
+    assert unmentioned_words("Is the model ototoxic?", PAPER) == []
+    assert unmentioned_words("Is this model ototoxic?", PAPER) == ["ototoxic"]
+
+
+def test_the_closed_world_answer_says_no_and_quotes_what_the_paper_says_instead() -> None:
+    question = "Did they use crowdsourcing to annotate the dataset?"
+    answer = closed_world_answer(question, PAPER, ["crowdsourcing"])
+    assert answer is not None and answer.sufficient
+    assert answer.option == "No" and answer.text.startswith("No — ") and answer.unmentioned == ["crowdsourcing"]
+    assert answer.answers_question is True
+    assert validate_answer(answer, {c.id: c for c in PAPER}.get) == []
+    assert answer.citations[0].chunk_id == ANNOTATION.id and answer.citations[0].quote in ANNOTATION.text
+    checked, verdicts = verify_answer(answer, {c.id: c.text for c in PAPER}.get, ExactJudge())
+    assert checked.text == answer.text and [v["supported"] for v in verdicts] == [True]
+
+
+def test_without_a_sentence_to_quote_there_is_no_closed_world_answer() -> None:
+    unrelated = [chunk("toy::c5", "Convolution kernels slide over image pixels.")]
+    assert closed_world_answer("Did they use crowdsourcing to annotate the dataset?", unrelated, ["x"]) is None
