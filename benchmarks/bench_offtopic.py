@@ -9,7 +9,8 @@ Run from the repository root on a fresh demo home (no calibration run, so no sto
 discuss; ``benchmarks/questions_offtopic_2.txt`` is a second set, half of it near the demo's field); the
 questions that should be answered are the demo's own example questions, or those of ``--answerable FILE`` (one a
 line, optionally a tab and the words a right answer holds, as in ``benchmarks/questions_demo_answerable.txt``:
-the report then counts the answers holding them). The report gives abstention precision and recall with both
+the report then counts the answers holding them; "Yes" or "No" there is a yes/no question's verdict, which the
+answer's option must be, as in ``benchmarks/questions_demo_yesno.txt``). The report gives abstention precision and recall with both
 kinds; every answer's text, ``answers_question`` and ``confidence`` are in it.
 """
 
@@ -72,7 +73,9 @@ def main() -> None:
                     "kind": kind, "question": question, "abstained": not answer.sufficient, "text": answer.text,
                     "answers_question": answer.answers_question, "confidence": answer.confidence,
                 })  # fmt: skip
-                if words is not None:
+                if words in ("Yes", "No"):  # a yes/no question: its verdict, not the words, must match
+                    rows[-1]["holds_answer"] = answer.sufficient and answer.option == words
+                elif words is not None:
                     rows[-1]["holds_answer"] = answer.sufficient and words.lower() in answer.text.lower()
                 print(json.dumps(rows[-1]), flush=True)
     tp = sum(r["abstained"] for r in rows if r["kind"] == "offtopic")
