@@ -5,13 +5,13 @@ Run from the repository root on a fresh demo home (no calibration run, so no sto
     lit3r --home /tmp/demo-home demo
     python benchmarks/bench_offtopic.py --home /tmp/demo-home --out bench-out/offtopic.json
 
-``--questions`` defaults to ``lit3r/evals/offtopic_questions.txt`` (questions about nothing the demo papers
-discuss; ``benchmarks/questions_offtopic_2.txt`` is a second set, half of it near the demo's field); the
-questions that should be answered are the demo's own example questions, or those of ``--answerable FILE`` (one a
-line, optionally a tab and the words a right answer holds, as in ``benchmarks/questions_demo_answerable.txt``:
-the report then counts the answers holding them; "Yes" or "No" there is a yes/no question's verdict, which the
-answer's option must be, as in ``benchmarks/questions_demo_yesno.txt``). The report gives abstention precision and recall with both
-kinds; every answer's text, ``answers_question`` and ``confidence`` are in it.
+``--questions`` defaults to ``lit3r/evals/offtopic_questions.txt`` (questions about nothing the demo papers discuss;
+``benchmarks/questions_offtopic_2.txt`` is a second set, half of it near the demo's field); the questions that
+should be answered are the demo's own example questions, or those of ``--answerable FILE`` (one a line, optionally a
+tab and the words a right answer holds, as in ``benchmarks/questions_demo_answerable.txt``: the report then counts
+the answers holding them; "Yes" or "No" there is a yes/no question's verdict, which the answer's option must be, as
+in ``benchmarks/questions_demo_yesno.txt``). The report gives abstention precision and recall with both kinds; every
+answer's text, ``answers_question`` and ``confidence`` are in it.
 """
 
 from __future__ import annotations

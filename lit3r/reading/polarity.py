@@ -10,10 +10,12 @@ literature lists (NegEx; the *SEM 2012 shared task on negation cues):
 * lexical negators, verbs and nouns whose meaning is the absence of what follows: ``lack``, ``absence``,
   ``fail to``, ``unable``, ``instead of``, ``rather than``.
 
-The rule: the answer is "No" when exactly one of the question and the sentence is negated, else "Yes"
-(a negated question "Don't they ...?" answered by a negated sentence is a "Yes" to the question's
-content). Expressions that contain a cue but do not negate (``not only``, ``no longer than``, ``no
-more than``, ``whether or not``, ``if not``, ``not to mention``) are not cues. There is no parameter.
+The rule: the answer is "No" when exactly one of the question and the sentence is negated, else "Yes" (a negated
+question "Don't they ...?" answered by a negated sentence is a "Yes" to the question's content). A cue that denies
+only its object ("X rather than Y", "X instead of Y", "X without Y") negates the sentence for the question only when
+some of the question's terms come after it. Expressions that contain a cue but do not negate (``not only``, ``no
+longer than``, ``no more than``, ``whether or not``, ``if not``, ``not to mention``) are not cues. There is no
+parameter.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import re
 
 from lit3r.answers.question import NO, YES, is_negated
+from lit3r.reading.scoring import query_terms, terms
 
 _CUES = re.compile(
     r"\b(?:not|no|never|none|nor|neither|nothing|nobody|nowhere|without|cannot|unable|lacks?|lacking|lacked"
@@ -28,6 +31,7 @@ _CUES = re.compile(
     r"|\b\w+n't\b|\b\w+n\u2019t\b",
     re.IGNORECASE,
 )
+_OBJECT_SCOPED = re.compile(r"instead of|rather than|without", re.IGNORECASE)
 _NOT_NEGATING = re.compile(
     r"\bnot only\b|\bnot just\b|\bno (?:longer|more|less|fewer) than\b|\bwhether or not\b|\bif not\b"
     r"|\bnot to mention\b|\bno doubt\b",
@@ -52,6 +56,21 @@ def is_negative(sentence: str) -> bool:
     return bool(negation_cues(sentence))
 
 
+def denies_asked(question: str, sentence: str) -> bool:
+    """Whether the deciding sentence negates what the question asks: it carries a negation cue, other than one that
+    denies only its object ("rather than", "instead of", "without") that none of the question's terms follow. "X
+    rather than Y" affirms X and denies Y: "We fuse rankings rather than scores" answers "Do they fuse rankings?" with
+    Yes and "Do they fuse scores?" with No; "The reranker repeats the terms without answering" still reranks."""
+    asked = query_terms(question)
+    for start, end in cue_spans(sentence):
+        if not _OBJECT_SCOPED.fullmatch(sentence[start:end]):
+            return True
+        if not asked or asked & set(terms([sentence[end:]])[0]):
+            return True
+    return False
+
+
 def yes_or_no(question: str, sentence: str) -> str:
-    """The answer "No" when exactly one of the question and the deciding sentence is negated, else "Yes"."""
-    return NO if is_negated(question) != is_negative(sentence) else YES
+    """The answer "No" when exactly one of the question and the deciding sentence is negated (the sentence as
+    :func:`denies_asked` reads it), else "Yes"."""
+    return NO if is_negated(question) != denies_asked(question, sentence) else YES

@@ -6,7 +6,9 @@ papers read uses such a word, the question's answer over those papers is "No" (a
 are the whole of what is known), and the reader's usual rule, which reads the verdict off the sentence that best
 matches the question's other words, would say "Yes" to a sentence that is not about the thing at all.
 
-Only words that name a thing count, not words any paper might put otherwise: a word is **technical** when general
+Only words that name a thing count, not words any paper might put otherwise: a word is **technical** when it is
+spelt as a coined name ("ColBERT", "fastText", "LoRA": a capital past its first letter), is one of a multi-word name
+("Amazon Mechanical Turk": two or more capitalised words in a row, past the question's first), or when general
 English uses it less than once per million words (:data:`MAX_ZIPF`, the Zipf scale of ``wordfreq``: 3 is once per
 million), so "crowdsourcing" (2.7), "LDA" (2.4), "MFCC" and "pretrained" (unlisted) count and "hurt", "region",
 "claim" (above 4) never do: a paper may say "degrades" for "hurt", but not something else for "LDA". A word is
@@ -23,8 +25,8 @@ loss" is not answered "No" (PubMedQA's questions are of that kind: read so, 46 o
 Nothing here reads a question the papers do not hold: the papers' coverage check
 (:func:`lit3r.reading.assurance.papers_coverage`) runs first, so an off-topic question still abstains. A negated
 question ("Don't they use ...?") and a question with options are left to the readers. The answer quotes what the
-best-matching sentence says instead ("No — annotated by two linguists [1]"); :attr:`lit3r.models.Answer.unmentioned`
-names the words its "No" rests on.
+best-matching sentence says instead ("No — The dataset was annotated by two trained linguists. [1]");
+:attr:`lit3r.models.Answer.unmentioned` names the words its "No" rests on.
 """
 
 from __future__ import annotations
@@ -63,9 +65,28 @@ def _zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
+def coined(word: str) -> bool:
+    """Whether ``word`` is spelt as a coined name: a capital after its first letter ("ColBERT", "fastText", "LoRA",
+    "MFCC", "GPT-4"); general English does not spell its words so, whatever their frequency ("colbert", "marco")."""
+    return any(ch.isupper() for ch in word[1:])
+
+
 def technical(word: str) -> bool:
-    """Whether general English uses ``word`` less often than :data:`MAX_ZIPF` (see the module docstring)."""
-    return _zipf(word.lower()) < MAX_ZIPF
+    """Whether ``word`` names a technical thing: spelt as a coined name (:func:`coined`), or used by general English
+    less often than :data:`MAX_ZIPF` (see the module docstring)."""
+    return coined(word) or _zipf(word.lower()) < MAX_ZIPF
+
+
+def name_words(question: str) -> set[str]:
+    """The capitalised words of ``question`` in runs of two or more, past its first word: the words of a
+    multi-word name ("Amazon Mechanical Turk"), each as technical as the name."""
+    words = [(m.group(), m.start()) for m in _WORD.finditer(question)][1:]
+    capital = [w[0].isupper() for w, _ in words]
+    return {
+        w
+        for i, (w, _) in enumerate(words)
+        if capital[i] and ((i > 0 and capital[i - 1]) or (i + 1 < len(words) and capital[i + 1]))
+    }
 
 
 def _folded(text: str) -> str:
@@ -121,7 +142,10 @@ def unmentioned_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
     if not chunks or answer_form(question) != "boolean" or is_negated(question) or not OWN_WORK.search(question):
         return []
     asked = query_terms(question) - genre_terms()
-    candidates = [w for w in dict.fromkeys(_WORD.findall(question)) if set(terms([w])[0]) & asked and technical(w)]
+    named = name_words(question)
+    candidates = [
+        w for w in dict.fromkeys(_WORD.findall(question)) if set(terms([w])[0]) & asked and (w in named or technical(w))
+    ]
     if not candidates:
         return []
     texts = [c.text for c in chunks]
@@ -131,12 +155,16 @@ def unmentioned_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
 
 
 def unmentioned_answer(polar: Answer, words: Sequence[str]) -> Answer:
-    """The reader's yes/no answer ``polar`` turned into "No — <its quoted words> [n]", resting on ``words``.
+    """The reader's yes/no answer ``polar`` turned into "No — <the sentence it cites> [n]", resting on ``words``.
 
-    The quoted words stay the reader's (what the best-matching sentence says, verbatim, with its citation), so the
-    claim check still reads a quote; only the verdict changes."""
+    A yes/no answer quotes the stretch of its sentence that decides the verdict; this "No" is decided by what the
+    papers leave out, so it quotes the whole sentence its citation holds: what the paper says instead ("No — We
+    compare against BM25 and a dense encoder. [1]", not "No — compare against [1]"). It stays a verbatim quote with
+    its citation, so the claim check still reads a quote; an answer citing more than once keeps its words."""
     prefix = f"{polar.option}{OPTION_SEPARATOR}" if polar.option else ""
     said = polar.text[len(prefix) :] if prefix and polar.text.startswith(prefix) else polar.text
+    if len(polar.citations) == 1:
+        said = f"{polar.citations[0].quote} [{polar.citations[0].number}]"
     update = {
         "text": f"{NO}{OPTION_SEPARATOR}{said}",
         "option": NO,

@@ -139,6 +139,12 @@ def test_negation_cues(sentence: str, cues: list[str]) -> None:
         ("Do they use BERT?", "We do not use BERT.", "No"),
         ("Don't they use BERT?", "We do not use BERT.", "Yes"),  # both negated: it agrees with the question
         ("Don't they use BERT?", "We use BERT.", "No"),
+        # a contrastive cue denies only what follows it
+        ("Do they fuse rankings?", "Hybrid systems fuse rankings rather than scores.", "Yes"),
+        ("Do they fuse scores?", "Hybrid systems fuse rankings rather than scores.", "No"),
+        ("Do they use ELMo?", "We use BERT instead of ELMo.", "No"),
+        ("Do they use BERT?", "We use BERT instead of ELMo.", "Yes"),
+        ("Do they use BERT?", "BERT was not used.", "No"),  # a cue after the term still negates
     ],
 )
 def test_yes_or_no(question: str, sentence: str, expected: str) -> None:

@@ -55,6 +55,17 @@ def test_a_word_written_with_a_hyphen_a_plural_or_another_ending_is_mentioned() 
     assert unmentioned_words("Does their model use MFCC features?", plural) == []
 
 
+@pytest.mark.parametrize("word", ["ColBERT", "MARCO", "LoRA", "GPT-4"])
+def test_a_word_spelt_as_a_coined_name_is_technical_whatever_its_frequency(word: str) -> None:
+    assert technical(word)
+
+
+def test_the_words_of_a_multi_word_name_are_each_read() -> None:
+    question = "Did they use Amazon Mechanical Turk to collect the labels?"
+    assert unmentioned_words(question, PAPER) == ["Amazon", "Mechanical", "Turk"]
+    assert unmentioned_words("Is English a pro-drop language in their data?", PAPER) == []  # one capital: no name
+
+
 def test_a_misspelt_word_names_the_word_of_the_paper_it_is_a_letter_or_two_from() -> None:
     consistent = [chunk("toy::c7", "The tuned model consistently outperforms the baselines.")]
     assert unmentioned_words("Do they consistenly outperform the baselines?", consistent) == []
@@ -81,6 +92,8 @@ def test_the_closed_world_answer_says_no_and_quotes_what_the_paper_says_instead(
     assert answer.answers_question is True
     assert validate_answer(answer, {c.id: c for c in PAPER}.get) == []
     assert answer.citations[0].chunk_id == ANNOTATION.id and answer.citations[0].quote in ANNOTATION.text
+    # the whole sentence its citation quotes: what the paper says instead
+    assert answer.text == "No — The dataset was annotated by two trained linguists. [1]"
     checked, verdicts = verify_answer(answer, {c.id: c.text for c in PAPER}.get, ExactJudge())
     assert checked.text == answer.text and [v["supported"] for v in verdicts] == [True]
 
