@@ -85,7 +85,7 @@ class Variant:
     kwargs: dict[str, Any] = field(default_factory=dict)
     recast: tuple[tuple[str, str], ...] = ()
     """Forms answered as another form: ``(("quantity", "span"),)`` reads number questions as span questions."""
-    polar_quote: str = "window"
+    polar_quote: str = forms.POLAR_QUOTE
     abstain_below: float = 0.0
     """Abstain when the quoted unit's question-term coverage (:func:`coverage`) is below this (0: never)."""
     count_bonus: float | None = None

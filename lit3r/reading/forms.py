@@ -2,8 +2,7 @@
 
 * ``boolean``: "Yes — <words> [1]" or "No — <words> [1]". The clause of the deciding sentence that holds the
   question's terms decides the polarity (:func:`~lit3r.reading.polarity.yes_or_no`); the quoted words are
-  the shortest stretch of that clause holding those terms and its negation cues
-  (:func:`~lit3r.reading.spans.covering_span`), and the citation quotes the whole sentence. The answer's
+  that clause (:data:`POLAR_QUOTE`), and the citation quotes the whole sentence. The answer's
   ``option`` is "Yes" or "No", so the claim check reads the quoted words alone, as it does for a
   multiple-choice answer.
 * ``quantity``: the number with what it counts, "1,240 questions [1]"
@@ -29,11 +28,13 @@ from lit3r.reading.spans import answer_span, best_clause, covering_span, number_
 
 PolarQuote = Literal["window", "clause", "sentence"]
 
-POLAR_QUOTE: PolarQuote = "window"
-"""What a yes/no answer quotes after its "Yes — ": the covering stretch of the deciding clause (``window``), the
-clause, or the sentence. The words are what a reader checks the Yes against; the shorter they are, the closer
-the answer is to a plain "Yes" (measured: QASPER's yes/no Answer F1 doubles from clause to window, see
-docs/BENCHMARKS.md)."""
+POLAR_QUOTE: PolarQuote = "clause"
+"""What a yes/no answer quotes after its "Yes — ": the deciding clause (``clause``), the covering stretch of it that
+holds the question's terms (``window``), or the sentence. The words are what a reader checks the Yes against. The
+window was the default while QASPER scored the whole answer text (it doubled the yes/no Answer F1 over the clause);
+since the score reads the verdict alone (:func:`lit3r.evals.answers.answer_text`), the clause is the default: a
+window ends mid-phrase ("Yes — In-batch training adds five points, and hard negatives [1]") where the clause reads
+alone ("... and hard negatives add four more. [1]"). Measured in docs/BENCHMARKS.md (session 17): same Answer F1."""
 
 
 def best_sentence(candidate: Candidate, question_terms: set[str]) -> Span:

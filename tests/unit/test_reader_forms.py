@@ -154,8 +154,8 @@ def test_yes_or_no(question: str, sentence: str, expected: str) -> None:
 def test_yes_no_answer_quotes_the_deciding_words_and_passes_every_check() -> None:
     answer = extractive_answer("Does the reader use pretrained embeddings?", [DATA, RESULTS])
     sentence = "The reader does not use pretrained embeddings."
-    # The shortest stretch holding the question's terms (reader, use, pretrain, embed) and the negation cue.
-    words = "reader does not use pretrained embeddings"
+    # The deciding clause (here the whole sentence: no clause boundary), which reads alone.
+    words = sentence
     assert (answer.text, answer.option) == (f"No — {words} [1]", "No")
     assert [(c.chunk_id, c.quote) for c in answer.citations] == [(DATA.id, sentence)]
     assert validate_answer(answer, LOOKUP) == []  # "No" is one of the question's implicit options
@@ -165,7 +165,7 @@ def test_yes_no_answer_quotes_the_deciding_words_and_passes_every_check() -> Non
     assert (checked.text, checked.supported_fraction) == (answer.text, 1.0)
     affirmative = extractive_answer("Is the baseline a bidirectional LSTM?", [DATA])
     assert affirmative.option == "Yes"
-    assert affirmative.text == "Yes — baseline is a bidirectional LSTM [1]"
+    assert affirmative.text == "Yes — Our baseline is a bidirectional LSTM (BiLSTM) with attention. [1]"
     assert affirmative.citations[0].quote == "Our baseline is a bidirectional LSTM (BiLSTM) with attention."
 
 
@@ -173,10 +173,22 @@ def test_yes_no_reads_the_clause_about_the_question() -> None:
     mixed = chunk("toy::c4", "In all experiments we use BERT as the encoder, but not for the French data.")
     answer = extractive_answer("Do they use BERT?", [mixed])
     # ", but" opens another clause; the negation there is about French, not about using BERT.
-    assert (answer.text, answer.option) == ("Yes — use BERT [1]", "Yes")
+    assert (answer.text, answer.option) == ("Yes — In all experiments we use BERT as the encoder [1]", "Yes")
     assert verified(answer, mixed).supported_fraction == 1.0
     french = extractive_answer("Do they use BERT for French?", [mixed])
     assert french.option == "Yes"  # "BERT" and "French" sit in different clauses; the first with most terms wins
+
+
+def test_a_yes_no_answer_can_quote_the_window_of_its_clause() -> None:
+    from lit3r.reading import forms
+
+    shipped = forms.POLAR_QUOTE
+    try:
+        forms.POLAR_QUOTE = "window"  # the shortest stretch holding the question's terms and the negation cue
+        answer = extractive_answer("Does the reader use pretrained embeddings?", [DATA, RESULTS])
+        assert answer.text == "No — reader does not use pretrained embeddings [1]"
+    finally:
+        forms.POLAR_QUOTE = shipped
 
 
 def test_covering_span() -> None:
