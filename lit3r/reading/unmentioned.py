@@ -80,13 +80,9 @@ def technical(word: str) -> bool:
 def name_words(question: str) -> set[str]:
     """The capitalised words of ``question`` in runs of two or more, past its first word: the words of a
     multi-word name ("Amazon Mechanical Turk"), each as technical as the name."""
-    words = [(m.group(), m.start()) for m in _WORD.finditer(question)][1:]
-    capital = [w[0].isupper() for w, _ in words]
-    return {
-        w
-        for i, (w, _) in enumerate(words)
-        if capital[i] and ((i > 0 and capital[i - 1]) or (i + 1 < len(words) and capital[i + 1]))
-    }
+    words = _WORD.findall(question)[1:]
+    capital = [False, *(w[0].isupper() for w in words), False]
+    return {w for i, w in enumerate(words, 1) if capital[i] and (capital[i - 1] or capital[i + 1])}
 
 
 def _folded(text: str) -> str:
@@ -117,22 +113,42 @@ def misspelling(word: str, words: set[str]) -> bool:
     if len(letters) < 6:
         return False
     limit = 2 if len(letters) >= 8 else 1
-    return any(w[0] == letters[0] and within_edits(letters, w, limit) for w in words if w)
+    return any(w[0] == letters[0] and within_edits(letters, w, limit) for w in words)
 
 
-def mentioned(word: str, stems: set[str], folded_text: str) -> bool:
-    """Whether ``word`` is mentioned by a text with the terms ``stems`` and the :func:`_folded` form ``folded_text``:
-    by its stems, by its letters or stem opening a word, or as the word a misspelling of it names."""
+class PapersText:
+    """What :func:`mentioned` reads of the papers' chunks, each part built once (when first needed) for all the
+    question's words."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = list(texts)
+
+    @functools.cached_property
+    def stems(self) -> set[str]:
+        return set().union(*terms(self.texts))
+
+    @functools.cached_property
+    def folded(self) -> str:
+        return _folded(" ".join(self.texts))
+
+    @functools.cached_property
+    def words(self) -> set[str]:
+        return set(_LETTERS.findall(self.folded))
+
+
+def mentioned(word: str, papers: PapersText) -> bool:
+    """Whether ``word`` is mentioned by the papers' text: by its stems, by its letters or stem opening a word, or as
+    the word a misspelling of it names."""
     own = set(terms([word])[0])
-    if own and own <= stems:
+    if own and own <= papers.stems:
         return True
     letters = _folded(word)
     if len(letters) > 4 and letters.endswith("s"):
         letters = letters[:-1]
     prefixes = {letters} | {stem for stem in own if len(own) == 1 and len(stem) >= 5}
-    if any(re.search(rf"(?<![a-z0-9]){re.escape(p)}", folded_text) for p in prefixes):
+    if any(re.search(rf"(?<![a-z0-9]){re.escape(p)}", papers.folded) for p in prefixes):
         return True
-    return misspelling(_folded(word), set(_LETTERS.findall(folded_text)))
+    return misspelling(_folded(word), papers.words)
 
 
 def unmentioned_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
@@ -148,10 +164,8 @@ def unmentioned_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
     ]
     if not candidates:
         return []
-    texts = [c.text for c in chunks]
-    stems = set().union(*terms(texts))
-    folded = _folded(" ".join(texts))
-    return [w for w in candidates if not mentioned(w, stems, folded)]
+    papers = PapersText([c.text for c in chunks])
+    return [w for w in candidates if not mentioned(w, papers)]
 
 
 def unmentioned_answer(polar: Answer, words: Sequence[str]) -> Answer:
@@ -160,13 +174,13 @@ def unmentioned_answer(polar: Answer, words: Sequence[str]) -> Answer:
     A yes/no answer quotes the stretch of its sentence that decides the verdict; this "No" is decided by what the
     papers leave out, so it quotes the whole sentence its citation holds: what the paper says instead ("No — We
     compare against BM25 and a dense encoder. [1]", not "No — compare against [1]"). It stays a verbatim quote with
-    its citation, so the claim check still reads a quote; an answer citing more than once keeps its words."""
-    prefix = f"{polar.option}{OPTION_SEPARATOR}" if polar.option else ""
-    said = polar.text[len(prefix) :] if prefix and polar.text.startswith(prefix) else polar.text
-    if len(polar.citations) == 1:
-        said = f"{polar.citations[0].quote} [{polar.citations[0].number}]"
+    its citation, so the claim check still reads a quote. ``polar`` cites one sentence, as every yes/no answer of
+    the offline reader does (:func:`lit3r.reading.forms.polar_answer`)."""
+    if len(polar.citations) != 1:
+        raise ValueError(f"a yes/no answer cites one sentence, not {len(polar.citations)}")
+    citation = polar.citations[0]
     update = {
-        "text": f"{NO}{OPTION_SEPARATOR}{said}",
+        "text": f"{NO}{OPTION_SEPARATOR}{citation.quote} [{citation.number}]",
         "option": NO,
         "answers_question": True,
         "unmentioned": list(words),

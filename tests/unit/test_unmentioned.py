@@ -13,7 +13,7 @@ from lit3r.answers import validate_answer
 from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Chunk, Locator
-from lit3r.reading.unmentioned import closed_world_answer, technical, unmentioned_words
+from lit3r.reading.unmentioned import closed_world_answer, technical, unmentioned_answer, unmentioned_words
 
 
 def chunk(cid: str, text: str) -> Chunk:
@@ -101,3 +101,13 @@ def test_the_closed_world_answer_says_no_and_quotes_what_the_paper_says_instead(
 def test_without_a_sentence_to_quote_there_is_no_closed_world_answer() -> None:
     unrelated = [chunk("toy::c5", "Convolution kernels slide over image pixels.")]
     assert closed_world_answer("Did they use crowdsourcing to annotate the dataset?", unrelated, ["x"]) is None
+
+
+def test_a_closed_world_no_is_made_only_of_a_yes_no_answer_citing_one_sentence() -> None:
+    polar = closed_world_answer("Did they use crowdsourcing to annotate the dataset?", PAPER, ["crowdsourcing"])
+    assert polar is not None
+    twice = polar.model_copy(
+        update={"citations": [*polar.citations, polar.citations[0].model_copy(update={"number": 2})]}
+    )
+    with pytest.raises(ValueError, match="cites one sentence, not 2"):
+        unmentioned_answer(twice, ["crowdsourcing"])
