@@ -20,7 +20,7 @@ from a word of the text with the same first letter is a typo for it ("consistenl
 Only a question about what the papers' authors did is read so (:data:`OWN_WORK`: "they", "their model", "this
 model", "the authors", "the proposed method"): a paper reports its own methods and resources in full, but not
 the world's facts, which it may state in other words. "Is halofantrine ototoxic?" over an abstract that says "hearing
-loss" is not answered "No" (PubMedQA's questions are of that kind: read so, 46 of them turned "No", 29 wrongly).
+loss" is not answered "No" (PubMedQA's questions are of that kind; read so, many turned wrongly "No").
 
 Nothing here reads a question the papers do not hold: the papers' coverage check
 (:func:`lit3r.reading.assurance.papers_coverage`) runs first, so an off-topic question still abstains. A negated
