@@ -551,6 +551,13 @@ def scifact(
         int,
         typer.Option(help="Check every N-th claim (1: all): the open setting, and the gold setting's LLM verdict."),
     ] = 1,
+    offset: Annotated[
+        int,
+        typer.Option(
+            help="Start the every-N-th sample at this claim (0-based; 0: the first): another sample of the same "
+            "size, e.g. to develop on claims the default sample leaves out."
+        ),
+    ] = 0,
     report_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON to this file.")] = None,
 ) -> None:
     """The claim check on SciFact: accuracy against the gold abstract (cross-validated by paper), and the open
@@ -568,6 +575,8 @@ def scifact(
         fail(f"unknown --setting {setting!r}: use gold, open or both")
     if every < 1:
         fail("--every must be at least 1")
+    if not 0 <= offset < every:
+        fail(f"--offset must be from 0 to --every minus 1 ({every - 1}), not {offset}")
     if not data.is_file():
         fail(f"{data}: no such file")
     try:
@@ -585,7 +594,7 @@ def scifact(
     home = eval_settings(state.settings, data).home
     records = evaluation.corpus_records(claims, home / "scifact-abstracts.jsonl")
     index, settings = _eval_index(records)
-    chosen = claims[::every]
+    chosen = claims[offset::every]
     with local_llm(settings, home=state.settings.home) as settings, _session(settings, index) as session:
         if setting in ("gold", "both") and session.chat_model is not None:
             with Progress(console=err, transient=True) as bar:
@@ -595,16 +604,16 @@ def scifact(
                     chosen,
                     lambda: bar.advance(task),
                 )
-            report["gold_llm"]["every"] = every
+            report["gold_llm"] |= {"every": every, "offset": offset}
             if "gold" in report:
                 report["gold_llm"]["offline_on_these"] = evaluation.beside_offline(
-                    report["gold"], report["gold_llm"], every
+                    report["gold"], report["gold_llm"], every, offset
                 )
         if setting in ("open", "both"):
             with Progress(console=err, transient=True) as bar:
                 task = bar.add_task("claims", total=len(chosen))
                 report["open"] = evaluation.open_setting(session, chosen, lambda: bar.advance(task))
-            report["open"]["every"] = every
+            report["open"] |= {"every": every, "offset": offset}
     _print_scifact(report, report_path)
 
 

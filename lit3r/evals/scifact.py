@@ -123,11 +123,11 @@ def gold_setting_with(
     }
 
 
-def beside_offline(gold: dict, judged: dict, every: int) -> dict:
+def beside_offline(gold: dict, judged: dict, every: int, offset: int = 0) -> dict:
     """The held-out offline verdict (``gold``, :func:`gold_setting` over all claims) on the claims the LLM judged
-    (``judged``, every ``every``-th claim): its accuracy there, and on how many claims both, only one, or neither
-    is right (what an ensemble of the two could gain)."""
-    offline = gold["right"][::every]
+    (``judged``, every ``every``-th claim from the ``offset``-th): its accuracy there, and on how many claims both,
+    only one, or neither is right (what an ensemble of the two could gain)."""
+    offline = gold["right"][offset::every]
     llm = [row["right"] for row in judged["rows"]]
     if len(offline) != len(llm):
         raise ValueError(f"the LLM judged {len(llm)} claims; one in {every} of the offline run is {len(offline)}")
@@ -191,7 +191,8 @@ def report_lines(report: dict) -> list[str]:
         )
     if judged := report.get("gold_llm"):
         lines.append(
-            f"gold abstract, LLM verdict ({judged['claims']} claims, every {judged.get('every', 1)}): accuracy "
+            f"gold abstract, LLM verdict ({judged['claims']} claims, every {judged.get('every', 1)} from claim "
+            f"{judged.get('offset', 0)}): accuracy "
             f"{judged['accuracy']}; verdicts {judged['verdicts']}; median {judged['seconds_median']} s a claim"
         )
         if mine := judged.get("by_llm"):

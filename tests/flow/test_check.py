@@ -134,3 +134,11 @@ def test_the_mcp_tool_checks_a_claim(session) -> None:
     done, empty = anyio.run(main)
     assert not done.is_error and done.structured_content["papers"][0]["verdict"] == "contradicts"
     assert empty.is_error
+
+
+def test_eval_scifact_refuses_an_offset_outside_its_sample(tmp_path) -> None:
+    data = tmp_path / "claims.jsonl"
+    data.write_text("", encoding="utf-8")
+    result = CliRunner().invoke(app, ["--home", str(tmp_path), "eval", "scifact", str(data), "--every", "4",
+                                      "--offset", "4"])  # fmt: skip
+    assert result.exit_code != 0 and "--offset must be from 0 to --every minus 1 (3), not 4" in result.output

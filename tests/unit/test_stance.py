@@ -354,6 +354,10 @@ def test_the_llm_verdict_is_reported_beside_the_offline_one_on_the_same_claims()
     }  # fmt: skip
     with pytest.raises(ValueError, match="one in 3 of the offline run is 3"):
         beside_offline(offline, judged, 3)
+    from_second = {"rows": [{"right": r} for r in (True, True, False)]}  # every 2nd from claim 1: 1, 3, 5
+    assert beside_offline(offline, from_second, 2, offset=1) == {  # offline there: wrong, right, wrong
+        "accuracy": 0.3333, "both_right": 1, "only_llm_right": 1, "only_offline_right": 0, "neither": 1,
+    }  # fmt: skip
 
 
 def test_the_checks_llm_judge_records_its_calls_in_the_checks_trace() -> None:
