@@ -3,7 +3,9 @@ model, the schema's bounds applied, and what in it breaks the schema.
 
 :func:`scaffold` is the start of the object the server writes before the model goes on (the first key down to
 its value: a grammar forces those characters); :func:`object_end` finds where the object closes, so generation
-stops there; :func:`read_arguments` parses it and cuts it to the schema's ``maxItems``/``maxLength``
+stops there; :func:`array_full` finds where an array would take an item past the schema's ``maxItems``, so the
+server closes the array there and lets the model go on (a grammar allows only ``]`` at that point);
+:func:`read_arguments` parses it and cuts it to the schema's ``maxItems``/``maxLength``
 (:func:`bounded`: what a grammar would not have let through); :func:`schema_problems` lists what still breaks
 the schema (types, enums, required properties, array sizes, ``anyOf``; local ``$ref`` followed).
 """
@@ -33,6 +35,60 @@ def object_end(text: str) -> int | None:
             depth -= 1
             if depth == 0:
                 return i + 1
+    return None
+
+
+def array_full(text: str, schema: dict[str, Any]) -> int | None:
+    """The offset of the comma in ``text`` (a JSON object being written for ``schema``) that would open one item
+    more than its array's ``maxItems`` allows; None while no array runs over (or ``text`` strays from JSON).
+
+    A small model left unconstrained can list item after item until its token budget runs out (naming every
+    sentence of an abstract as "contradicts"); under a grammar the only way on after the last allowed item is
+    ``]``. Cutting ``text`` before this comma and writing ``]`` does the same."""
+    stack: list[dict[str, Any]] = []  # one frame per open container: its schema, items so far or the current key
+    value_schema: dict[str, Any] | None = schema
+    in_string, escaped, string_start = False, False, 0
+    for i, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+                frame = stack[-1] if stack else None
+                if frame is not None and frame["kind"] == "object" and frame["expect"] == "key":
+                    try:
+                        frame["key"] = json.loads(text[string_start : i + 1])
+                    except json.JSONDecodeError:
+                        return None
+            continue
+        if char == '"':
+            in_string, string_start = True, i
+        elif char in "{[":
+            current = _resolve(value_schema or {}, schema)
+            kind = "object" if char == "{" else "array"
+            stack.append({"kind": kind, "schema": current, "items": 1, "expect": "key", "key": None})
+            value_schema = _resolve(current.get("items") or {}, schema) if kind == "array" else None
+        elif char in "}]":
+            if not stack:
+                return None
+            stack.pop()
+            value_schema = None
+        elif char == ":" and stack and stack[-1]["kind"] == "object":
+            frame = stack[-1]
+            frame["expect"] = "value"
+            value_schema = (frame["schema"].get("properties") or {}).get(frame["key"]) or {}
+        elif char == "," and stack:
+            frame = stack[-1]
+            if frame["kind"] == "object":
+                frame["expect"], value_schema = "key", None
+                continue
+            limit = frame["schema"].get("maxItems")
+            if isinstance(limit, int) and frame["items"] >= limit:
+                return i
+            frame["items"] += 1
+            value_schema = _resolve(frame["schema"].get("items") or {}, schema)
     return None
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from lit3r.llm.gguf_template import ChatTemplate, model_info
-from lit3r.llm.json_reply import object_end, read_arguments, scaffold
+from lit3r.llm.json_reply import array_full, object_end, read_arguments, scaffold
 from lit3r.llm.wheel_runtime import Generation, Generator, Gpt4AllGenerator
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -118,16 +118,11 @@ class ChatService:
             "json_object",
             "json_schema",
         )
-        stop = (lambda text: object_end(opening + text) is not None) if wants_object else None
+        schema = forced.get("parameters", {}) if forced is not None else None
         with self.lock:
             started = time.perf_counter()
-            generation = self.generator.generate(
-                prompt + prefill + opening,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                boundaries=boundaries,
-                stop=stop,
-            )
+            generation = self._generate(prompt + prefill, opening, schema, wants_object, max_tokens, temperature,
+                                        boundaries)  # fmt: skip
             self.calls += 1
             self.log(
                 f"call {self.calls}: {generation.prompt_tokens} prompt ({generation.reused_tokens} reused) + "
@@ -147,6 +142,53 @@ class ChatService:
                 "total_tokens": generation.prompt_tokens + generation.completion_tokens,
             },
         }
+
+    def _generate(
+        self,
+        prompt: str,
+        opening: str,
+        schema: dict[str, Any] | None,
+        wants_object: bool,
+        max_tokens: int,
+        temperature: float,
+        boundaries: Sequence[int],
+    ) -> Generation:
+        """The reply after ``prompt + opening``: generation stops where the JSON object closes (``wants_object``),
+        and, for a forced call's ``schema``, where an array would take an item past its ``maxItems``
+        (:func:`~lit3r.llm.json_reply.array_full`): there the array is closed for the model and it goes on, as a
+        grammar allows only ``]`` after the last item. At most ``max_tokens`` generated in all."""
+        written, prompt_tokens, completion_tokens, reused = "", 0, 0, None
+        while True:
+            head = opening + written
+
+            def stop(text: str, head: str = head) -> bool:
+                if not wants_object:
+                    return False
+                if object_end(head + text) is not None:
+                    return True
+                return schema is not None and "," in text[-4:] and array_full(head + text, schema) is not None
+
+            generation = self.generator.generate(
+                prompt + head,
+                max_tokens=max_tokens - completion_tokens,
+                temperature=temperature,
+                boundaries=boundaries,
+                stop=stop if wants_object else None,
+            )
+            reused = generation.reused_tokens if reused is None else reused
+            prompt_tokens += (
+                generation.prompt_tokens if not written else generation.prompt_tokens - generation.reused_tokens
+            )
+            completion_tokens += generation.completion_tokens
+            text = head + generation.text
+            cut = array_full(text, schema) if schema is not None else None
+            if cut is None or completion_tokens >= max_tokens:
+                written = text[len(opening) :]
+                break
+            written = text[len(opening) : cut] + "]"
+            self.log(f"call {self.calls + 1}: an array reached its maxItems; closed for the model")
+        finish = generation.finish_reason
+        return Generation(written, prompt_tokens, completion_tokens, finish, reused_tokens=reused or 0)
 
     @staticmethod
     def _forced_tool(tools: list[dict] | None, choice: Any) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from lit3r.llm.gguf_template import ChatTemplate, gguf_metadata, model_info
-from lit3r.llm.json_reply import bounded, object_end, read_arguments, scaffold, schema_problems
+from lit3r.llm.json_reply import array_full, bounded, object_end, read_arguments, scaffold, schema_problems
 from lit3r.llm.wheel_runtime import PrefixCache, line_boundaries
 from lit3r.llm.wheel_server import ChatService, options
 from lit3r.reading.compact_reader import MAX_SUPPORT, CompactReply
@@ -162,6 +162,25 @@ def test_a_forced_call_that_breaks_the_schema_is_still_a_call_and_is_logged(tmp_
     choice = chat.complete(request(MESSAGES, **FORCED))["choices"][0]
     assert json.loads(choice["message"]["tool_calls"][0]["function"]["arguments"])["support"][0]["passage"] == "two"
     assert any("'answer' is missing" in line and "expected integer" in line for line in log)
+
+
+def test_an_array_at_its_max_items_is_closed_for_the_model_which_goes_on(tmp_path) -> None:
+    item = ' {"passage": 1, "quote": "BM25 wins."}'
+    run_on = OPENING + rest({"support": [{"passage": 1, "quote": "BM25 wins."}]})[: -len("}]}")] + "}"
+    run_on += ("," + item) * MAX_SUPPORT  # item after item: one more than the schema allows, and more
+    assert array_full(run_on, COMPACT_SCHEMA) == len(OPENING + rest(GOOD).split("}]")[0]) + 1 + len(
+        ("," + item) * (MAX_SUPPORT - 1)
+    )
+    assert array_full(OPENING + rest(GOOD), COMPACT_SCHEMA) is None  # within bounds
+    assert array_full('{"answer": "a, b, c, d, e"', COMPACT_SCHEMA) is None  # commas inside a string
+    chat, generator, log = service(CHATML_TOOLS, [run_on[len(OPENING) :], ', "kind": "span", "answer": "BM25"}'],
+                                   tmp_path)  # fmt: skip
+    completion = chat.complete(request(MESSAGES, **FORCED))
+    arguments = json.loads(completion["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])
+    assert len(arguments["support"]) == MAX_SUPPORT and arguments["answer"] == "BM25" and arguments["kind"] == "span"
+    first, second = generator.prompts
+    assert second.startswith(first) and second.endswith("}]")  # the model goes on after the closed array
+    assert any("closed for the model" in line for line in log)
 
 
 def test_a_forced_call_without_json_comes_back_as_text(tmp_path) -> None:
