@@ -38,13 +38,16 @@ def object_end(text: str) -> int | None:
     return None
 
 
-def array_full(text: str, schema: dict[str, Any]) -> int | None:
-    """The offset of the comma in ``text`` (a JSON object being written for ``schema``) that would open one item
-    more than its array's ``maxItems`` allows; None while no array runs over (or ``text`` strays from JSON).
+def array_full(text: str, schema: dict[str, Any]) -> tuple[int, str] | None:
+    """Where ``text`` (a JSON object being written for ``schema``) would open one item more than an array's
+    ``maxItems`` allows, and what a grammar would write there: ``(offset of that comma, closing)``, the closing
+    being ``]`` and, when the array is an object's property followed by a required one, that property's key
+    (``], "verdict":``); None while no array runs over (or ``text`` strays from JSON).
 
     A small model left unconstrained can list item after item until its token budget runs out (naming every
     sentence of an abstract as "contradicts"); under a grammar the only way on after the last allowed item is
-    ``]``. Cutting ``text`` before this comma and writing ``]`` does the same."""
+    ``]`` and then the object's next required property. Cutting ``text`` before this comma and writing the
+    closing does the same."""
     stack: list[dict[str, Any]] = []  # one frame per open container: its schema, items so far or the current key
     value_schema: dict[str, Any] | None = schema
     in_string, escaped, string_start = False, False, 0
@@ -86,10 +89,21 @@ def array_full(text: str, schema: dict[str, Any]) -> int | None:
                 continue
             limit = frame["schema"].get("maxItems")
             if isinstance(limit, int) and frame["items"] >= limit:
-                return i
+                return i, "]" + _next_key(stack[-2] if len(stack) > 1 else None)
             frame["items"] += 1
             value_schema = _resolve(frame["schema"].get("items") or {}, schema)
     return None
+
+
+def _next_key(frame: dict[str, Any] | None) -> str:
+    """``, "key":`` for the required property after the one an object ``frame`` is writing; empty when none."""
+    if frame is None or frame["kind"] != "object":
+        return ""
+    names = list(frame["schema"].get("properties") or {})
+    required = set(frame["schema"].get("required") or ())
+    later = names[names.index(frame["key"]) + 1 :] if frame["key"] in names else []
+    following = next((name for name in later if name in required), None)
+    return f", {json.dumps(following)}:" if following else ""
 
 
 def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:

@@ -155,8 +155,8 @@ class ChatService:
     ) -> Generation:
         """The reply after ``prompt + opening``: generation stops where the JSON object closes (``wants_object``),
         and, for a forced call's ``schema``, where an array would take an item past its ``maxItems``
-        (:func:`~lit3r.llm.json_reply.array_full`): there the array is closed for the model and it goes on, as a
-        grammar allows only ``]`` after the last item. At most ``max_tokens`` generated in all."""
+        (:func:`~lit3r.llm.json_reply.array_full`): there the array is closed for the model, with the object's next
+        required key, and it goes on, as a grammar allows nothing else. At most ``max_tokens`` generated in all."""
         written, prompt_tokens, completion_tokens, reused = "", 0, 0, None
         while True:
             head = opening + written
@@ -181,12 +181,13 @@ class ChatService:
             )
             completion_tokens += generation.completion_tokens
             text = head + generation.text
-            cut = array_full(text, schema) if schema is not None else None
-            if cut is None or completion_tokens >= max_tokens:
+            full = array_full(text, schema) if schema is not None else None
+            if full is None or completion_tokens >= max_tokens:
                 written = text[len(opening) :]
                 break
-            written = text[len(opening) : cut] + "]"
-            self.log(f"call {self.calls + 1}: an array reached its maxItems; closed for the model")
+            cut, closing = full
+            written = text[len(opening) : cut] + closing
+            self.log(f"call {self.calls + 1}: an array reached its maxItems; {closing!r} written for the model")
         finish = generation.finish_reason
         return Generation(written, prompt_tokens, completion_tokens, finish, reused_tokens=reused or 0)
 

@@ -168,19 +168,20 @@ def test_an_array_at_its_max_items_is_closed_for_the_model_which_goes_on(tmp_pat
     item = ' {"passage": 1, "quote": "BM25 wins."}'
     run_on = OPENING + rest({"support": [{"passage": 1, "quote": "BM25 wins."}]})[: -len("}]}")] + "}"
     run_on += ("," + item) * MAX_SUPPORT  # item after item: one more than the schema allows, and more
-    assert array_full(run_on, COMPACT_SCHEMA) == len(OPENING + rest(GOOD).split("}]")[0]) + 1 + len(
-        ("," + item) * (MAX_SUPPORT - 1)
+    assert list(COMPACT_SCHEMA["properties"]) == COMPACT_SCHEMA["required"] == ["support", "kind", "answer"]
+    assert array_full(run_on, COMPACT_SCHEMA) == (  # the comma opening one item too many; then "kind" is next
+        len(OPENING + rest(GOOD).split("}]")[0]) + 1 + len(("," + item) * (MAX_SUPPORT - 1)),
+        '], "kind":',
     )
     assert array_full(OPENING + rest(GOOD), COMPACT_SCHEMA) is None  # within bounds
     assert array_full('{"answer": "a, b, c, d, e"', COMPACT_SCHEMA) is None  # commas inside a string
-    chat, generator, log = service(CHATML_TOOLS, [run_on[len(OPENING) :], ', "kind": "span", "answer": "BM25"}'],
-                                   tmp_path)  # fmt: skip
+    chat, generator, log = service(CHATML_TOOLS, [run_on[len(OPENING) :], ' "span", "answer": "BM25"}'], tmp_path)
     completion = chat.complete(request(MESSAGES, **FORCED))
     arguments = json.loads(completion["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])
     assert len(arguments["support"]) == MAX_SUPPORT and arguments["answer"] == "BM25" and arguments["kind"] == "span"
     first, second = generator.prompts
-    assert second.startswith(first) and second.endswith("}]")  # the model goes on after the closed array
-    assert any("closed for the model" in line for line in log)
+    assert second.startswith(first) and second.endswith('}], "kind":')  # the model goes on after the array
+    assert any("maxItems; " in line and "written for the model" in line for line in log)
 
 
 def test_a_forced_call_without_json_comes_back_as_text(tmp_path) -> None:
