@@ -46,7 +46,7 @@ from lit3r.reading.scoring import (
     terms,
 )
 from lit3r.reading.selector import SelectorModel, load_selector
-from lit3r.reading.tables import superlative_cell, with_cells
+from lit3r.reading.tables import asks_extreme, superlative_cell, with_cells
 from lit3r.reading.verdict import VERDICTS, choose, polar_options, read_verdict, supporting
 
 FormChoice = Literal["auto"] | AnswerForm
@@ -73,7 +73,16 @@ _IT = re.compile(r"\b(?:it|they|this|these|them)\b", re.IGNORECASE)
 REDUNDANCY = 0.8
 """Two sentences whose term sets have at least this Jaccard similarity are redundant."""
 
-__all__ = ["OPTION_SEPARATOR", "Candidate", "Scorer", "candidates", "extractive_answer", "render", "select"]
+__all__ = [
+    "OPTION_SEPARATOR",
+    "Candidate",
+    "Scorer",
+    "candidates",
+    "extractive_answer",
+    "render",
+    "select",
+    "table_answer",
+]
 
 
 def select(scored: list[tuple[Candidate, float]], k: int, min_score: float, relative_floor: float) -> list[Candidate]:
@@ -201,6 +210,55 @@ def verdict_answer(
     answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
     confidence = reading.probabilities[verdict] / sum(reading.probabilities[v] for v in allowed)
     return answer.model_copy(update={"option": option, "confidence": round(confidence, 4), "answers_question": True})
+
+
+def readable(
+    question: str,
+    evidence: Sequence[Chunk],
+    pool: list[Candidate],
+    scores: list[float],
+    min_score: float,
+    prefer_body: bool,
+) -> list[tuple[Candidate, float]]:
+    """The units a free-form answer may quote, with their scores: the body's before the abstract's
+    (:func:`body_first`, when ``prefer_body``), none stating a result of another data split than the one asked
+    about (:func:`~lit3r.reading.conditions.contradicts_split`)."""
+    scored = list(zip(pool, scores, strict=True))
+    if prefer_body:
+        scored = body_first(scored, min_score, question)
+    contexts = split_contexts(evidence)
+    return [(c, s) for c, s in scored if not contradicts_split(question, c.scoring_text, *contexts(c.chunk))]
+
+
+def extreme_answer(question: str, scored: list[tuple[Candidate, float]], min_score: float) -> Answer | None:
+    """The row of an evidence table, among the chunks with a unit scoring above ``min_score``, that holds the
+    extreme a superlative question asks for, quoted with the cell read (:func:`~lit3r.reading.tables.superlative_cell`:
+    the table's header names what is asked); ``None`` when no table holds it. Computed, not read: "Which BM25
+    configuration was best?" is the row with the highest recall."""
+    matched = {c.chunk.id for c, s in scored if s > min_score}
+    found = superlative_cell(question, [c for c, _ in scored if c.chunk.id in matched])
+    if found is None:
+        return None
+    row, column = found
+    answer = with_cells(render(question, [row]), [row], column)
+    return answer.model_copy(update={"confidence": round(coverage(question, scored), 4), "answers_question": True})
+
+
+def table_answer(question: str, evidence: Sequence[Chunk], titles: Mapping[str, str] | None = None) -> Answer | None:
+    """The answer a table of the evidence computes for a superlative question, as the offline reader finds it
+    (:func:`extreme_answer` over the units it would read, scored as it scores them); ``None`` for any other question
+    or when no table holds the extreme, or a question asking two things (:func:`compound_answer` answers each). The
+    agent answers with it whichever reader is configured: a language model asked which row is best reads a table
+    less reliably than its numbers compare."""
+    if not asks_extreme(question) or len(question_parts(question)) > 1:
+        return None
+    pool = candidates(evidence)
+    if not pool:
+        return None
+    papers_asked = asked_papers(question)
+    raw = lexical_scores(question, [c.scoring_text for c in pool])
+    lexical = raw if papers_asked == "many" else about_subject(question, pool, raw, titles or {})
+    return extreme_answer(question, readable(question, evidence, pool, lexical, 0.0, papers_asked is None), 0.0)
 
 
 def holding(wanted: set[str], scorer: Scorer) -> Scorer:
@@ -349,19 +407,12 @@ def extractive_answer(
     if selector is not None and scorer is lexical_scores and form == "auto" and kind != "boolean":
         model = load_selector() if isinstance(selector, str) else selector
         return selected_answer(question, pool, lexical, model, min_coverage)
-    scored = list(zip(pool, lexical, strict=True))
-    if prefer_body and papers_asked is None:  # which paper does something: its abstract says what it does
-        scored = body_first(scored, min_score, question)
-    contexts = split_contexts(evidence)
-    scored = [(c, s) for c, s in scored if not contradicts_split(question, c.scoring_text, *contexts(c.chunk))]
+    scored = readable(question, evidence, pool, lexical, min_score, prefer_body and papers_asked is None)
     kind = kind if form != "auto" or kind in AUTO_SHAPED else "sentence"
     covered = coverage(question, scored)
-    matched = {c.chunk.id for c, s in scored if s > min_score}
-    found = superlative_cell(question, [c for c, _ in scored if c.chunk.id in matched])
-    if found is not None:  # a table whose header names what is asked holds the extreme: that row answers
-        row, column = found
-        answer = with_cells(render(question, [row]), [row], column)
-        return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": True})
+    computed = extreme_answer(question, scored, min_score)
+    if computed is not None:  # a table whose header names what is asked holds the extreme: that row answers
+        return computed
     if covered < min_coverage and answer_form(question) != "boolean":  # measured: yes/no questions lose by it
         return insufficient_answer(question)
     count = 1 if kind != "sentence" else max_sentences

@@ -14,9 +14,12 @@ named paper on its own instead (:func:`lit3r.reading.agreement.agreement_answer`
 ``agreement``). A yes/no question naming a technical thing that no paper read mentions ("Does their model use
 MFCC?") is answered "No" by the offline reader, quoting what the best-matching sentence says instead, whichever
 reader is configured (:func:`lit3r.reading.unmentioned.closed_world_answer`; a ``read`` step named ``unmentioned``
-whose ``unmentioned`` lists the words). Its answer's citations are validated and repaired against the corpus (a
-``read`` step), then every claim is judged against the chunks it cites (a ``verify`` step, when a judge is
-configured): unsupported sentences are removed or marked as ``settings.grounding`` says.
+whose ``unmentioned`` lists the words). A question asking for an extreme that a table of the evidence holds ("Which
+BM25 configuration was best?", the table's header naming what is asked) is answered by that row, computed from the
+table's numbers, whichever reader is configured (:func:`lit3r.reading.extractive.table_answer`; a ``read`` step named
+``table``): the 1.5B local model named another row and quoted a third. Its answer's citations are validated and
+repaired against the corpus (a ``read`` step), then every claim is judged against the chunks it cites (a ``verify``
+step, when a judge is configured): unsupported sentences are removed or marked as ``settings.grounding`` says.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from lit3r.reading.abstracts import with_abstracts
 from lit3r.reading.agreement import agreement_answer
 from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
 from lit3r.reading.counted import counting_chunks
+from lit3r.reading.extractive import table_answer
 from lit3r.reading.tables import referenced_tables
 from lit3r.reading.unmentioned import closed_world_answer, unmentioned_words
 from lit3r.retrieval import fusion
@@ -125,11 +129,16 @@ def synthesize_answer(
     compared = compared_papers(tools, question, papers) if sufficient and not options else None
     absent = unmentioned(tools, question, read) if sufficient and not options and not compared else []
     closed = closed_world_answer(question, evidence, absent, titles_of(tools, read)) if absent else None
-    name = "agreement" if compared else "unmentioned" if closed else tools.reader.name
+    computed = (
+        table_answer(question, evidence, titles_of(tools, list(dict.fromkeys(c.paper_id for c in evidence))))
+        if sufficient and not options and not compared and not closed
+        else None
+    )
+    name = "agreement" if compared else "unmentioned" if closed else "table" if computed else tools.reader.name
     with tools.recorder.step("read", name) as data:
         data.update(evidence=[c.id for c in evidence], sufficient=sufficient, best_score=best_score)
         data.update(gate=gate, papers_coverage=round(covered, 4))
-        answer = compared or closed or tools.reader(question, evidence, options, sufficient)
+        answer = compared or closed or computed or tools.reader(question, evidence, options, sufficient)
         if compared:
             data["compared"] = [c.paper_id for c in compared.citations]
         if closed:
@@ -137,5 +146,5 @@ def synthesize_answer(
         data["problems"] = validate_answer(answer, index.chunk_by_id.get, options)
         answer = repair_citations(answer, index.chunk_by_id.get)
         data["citations"] = [c.chunk_id for c in answer.citations]
-    answer = verified(tools, answer, quoted=compared is not None or closed is not None)
+    answer = verified(tools, answer, quoted=any(a is not None for a in (compared, closed, computed)))
     return answer.model_copy(update={"candidate_papers": papers, "rounds": rounds})

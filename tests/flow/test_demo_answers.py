@@ -65,3 +65,26 @@ def test_the_question_the_demo_corpus_cannot_answer_abstains(session) -> None:
     # 10" names no split, but its paper says it answers "on the development split of LocatorQA".
     answer = session.ask("What recall at 10 did the dense encoder reach on the LocatorQA test set?")
     assert not answer.sufficient and answer.text == ABSTENTION, answer.text
+
+
+def test_a_table_computes_the_extreme_whichever_reader_is_configured(demo_home: Path, monkeypatch) -> None:
+    """A superlative a table holds is the row with the extreme value, computed from the table's numbers: a
+    language-model reader is not asked (the 1.5B local model named "BM25, tuned" and quoted a third row)."""
+    from lit3r.app.traces import load_trace
+    from lit3r.settings.llm import LLMSettings
+
+    from fakes.openai_server import OpenAIServer
+
+    for variable in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(variable, "127.0.0.1,localhost")
+    with OpenAIServer() as server:  # a chat model with nothing to say: any call to it would be recorded
+        llm = LLMSettings(provider="openai", base_url=server.base_url, api_key="sk-test", model="fake-model",
+                          planning="offline", reader="compact", max_attempts=1, timeout_s=5.0)  # fmt: skip
+        with Session(Settings(home=demo_home, llm=llm)) as opened:
+            answer = opened.ask("Which BM25 configuration was best?")
+        assert server.requests == []
+    assert answer.text.startswith("+ section-title field | 0.52") and answer.verified_by == "exact", answer.text
+    (cell,) = [c.cell for c in answer.citations]
+    assert cell.row_label == "+ section-title field" and cell.column == "Recall@10" and cell.value == "0.52"
+    reads = [e for e in load_trace(answer.trace_path)["events"] if e["type"] == "read"]
+    assert [e["name"] for e in reads] == ["table"]

@@ -470,3 +470,17 @@ def test_which_papers_are_answered_paper_by_paper_and_which_paper_from_its_abstr
     assert (
         extractive_answer("What introduced ToyQA?", [abstract, body]).citations[0].chunk_id == "t::c0003"
     )  # body first
+
+
+def test_the_answer_a_table_computes_is_only_for_a_superlative_asked_alone() -> None:
+    from lit3r.reading.extractive import table_answer
+
+    best = table_answer("Which retriever reached the highest recall at 10?", [DATASET, TABLE])
+    assert best is not None and best.text.startswith("RRF fusion | 0.63") and best.answers_question
+    assert (
+        best.citations[0].cell.value == "0.63"
+        and best.text == extractive_answer("Which retriever reached the highest recall at 10?", [DATASET, TABLE]).text
+    )  # the offline reader's own answer
+    assert table_answer("Which retriever is used?", [DATASET, TABLE]) is None  # no extreme asked
+    assert table_answer("Which retriever reached the highest recall, and what does it cost?", [TABLE]) is None
+    assert table_answer("Which annotator agreed most?", [AGREEMENT]) is None  # no table
