@@ -13,12 +13,15 @@ the schema (types, enums, required properties, array sizes, ``anyOf``; local ``$
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 
-def object_end(text: str) -> int | None:
-    """The offset just after the first complete JSON object in ``text`` (None while it is still open)."""
-    depth, in_string, escaped = 0, False, False
+def _outside_strings(text: str) -> Iterator[tuple[int, str, int]]:
+    """``(offset, character, start)`` for each character of ``text`` outside JSON strings, and for each string at
+    its closing quote (``character`` ``"``, ``start`` its opening quote's offset; elsewhere ``start`` is the
+    offset): what a scanner of JSON's structure reads, escapes inside strings handled."""
+    in_string, escaped, start = False, False, 0
     for i, char in enumerate(text):
         if in_string:
             if escaped:
@@ -27,9 +30,18 @@ def object_end(text: str) -> int | None:
                 escaped = True
             elif char == '"':
                 in_string = False
+                yield i, char, start
         elif char == '"':
-            in_string = True
-        elif char == "{":
+            in_string, start = True, i
+        else:
+            yield i, char, i
+
+
+def object_end(text: str) -> int | None:
+    """The offset just after the first complete JSON object in ``text`` (None while it is still open)."""
+    depth = 0
+    for i, char, _ in _outside_strings(text):
+        if char == "{":
             depth += 1
         elif char == "}" and depth:
             depth -= 1
@@ -50,24 +62,14 @@ def array_full(text: str, schema: dict[str, Any]) -> tuple[int, str] | None:
     closing does the same."""
     stack: list[dict[str, Any]] = []  # one frame per open container: its schema, items so far or the current key
     value_schema: dict[str, Any] | None = schema
-    in_string, escaped, string_start = False, False, 0
-    for i, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-                frame = stack[-1] if stack else None
-                if frame is not None and frame["kind"] == "object" and frame["expect"] == "key":
-                    try:
-                        frame["key"] = json.loads(text[string_start : i + 1])
-                    except json.JSONDecodeError:
-                        return None
-            continue
-        if char == '"':
-            in_string, string_start = True, i
+    for i, char, start in _outside_strings(text):
+        if char == '"':  # a string closed: an object's key when one is expected
+            frame = stack[-1] if stack else None
+            if frame is not None and frame["kind"] == "object" and frame["expect"] == "key":
+                try:
+                    frame["key"] = json.loads(text[start : i + 1])
+                except json.JSONDecodeError:
+                    return None
         elif char in "{[":
             current = _resolve(value_schema or {}, schema)
             kind = "object" if char == "{" else "array"
