@@ -162,8 +162,6 @@ class ChatService:
             head = opening + written
 
             def stop(text: str, head: str = head) -> bool:
-                if not wants_object:
-                    return False
                 if object_end(head + text) is not None:
                     return True
                 return schema is not None and "," in text[-4:] and array_full(head + text, schema) is not None
