@@ -212,6 +212,16 @@ def verdict_answer(
     return answer.model_copy(update={"option": option, "confidence": round(confidence, 4), "answers_question": True})
 
 
+def question_scores(
+    question: str, pool: list[Candidate], scorer: Scorer, titles: Mapping[str, str] | None
+) -> list[float]:
+    """Each unit's score against ``question``: ``scorer``'s, times the subject factor of its paper
+    (:func:`about_subject`), except for a question asking which papers say something, where each paper that says it
+    counts, not only the one whose title is about it."""
+    raw = scorer(question, [c.scoring_text for c in pool])
+    return raw if asked_papers(question) == "many" else about_subject(question, pool, raw, titles or {})
+
+
 def readable(
     question: str,
     evidence: Sequence[Chunk],
@@ -255,10 +265,10 @@ def table_answer(question: str, evidence: Sequence[Chunk], titles: Mapping[str, 
     pool = candidates(evidence)
     if not pool:
         return None
-    papers_asked = asked_papers(question)
-    raw = lexical_scores(question, [c.scoring_text for c in pool])
-    lexical = raw if papers_asked == "many" else about_subject(question, pool, raw, titles or {})
-    return extreme_answer(question, readable(question, evidence, pool, lexical, 0.0, papers_asked is None), 0.0)
+    lexical = question_scores(question, pool, lexical_scores, titles)
+    return extreme_answer(
+        question, readable(question, evidence, pool, lexical, 0.0, asked_papers(question) is None), 0.0
+    )
 
 
 def holding(wanted: set[str], scorer: Scorer) -> Scorer:
@@ -400,9 +410,7 @@ def extractive_answer(
         answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
         return answer.model_copy(update={"option": option})
     papers_asked = asked_papers(question)
-    raw = scorer(question, [c.scoring_text for c in pool])
-    # which papers say something: each that does, not only the one whose title is about it
-    lexical = raw if papers_asked == "many" else about_subject(question, pool, raw, titles or {})
+    lexical = question_scores(question, pool, scorer, titles)
     kind = form if form != "auto" else answer_form(question)
     if selector is not None and scorer is lexical_scores and form == "auto" and kind != "boolean":
         model = load_selector() if isinstance(selector, str) else selector
