@@ -308,7 +308,8 @@ class Answer(BaseModel):
     unmentioned: list[str] = Field(
         default_factory=list,
         description="Words of a yes/no question that no paper read mentions (technical words: a named method, tool "
-        "or resource), on whose absence its 'No' rests; empty otherwise.",
+        "or resource), on whose absence its 'No' rests; for any other question, the names it asks about that no "
+        "paper read mentions, on whose absence it abstains; empty otherwise.",
     )
     fallbacks: list[str] = Field(
         default_factory=list,

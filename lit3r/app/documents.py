@@ -82,7 +82,8 @@ class AnswerDocument(BaseModel):
     )
     unmentioned: list[str] = Field(
         default_factory=list,
-        description="Words of a yes/no question that no paper read mentions; its 'No' rests on their absence.",
+        description="Words of a yes/no question that no paper read mentions; its 'No' rests on their absence. For "
+        "any other question: names it asks about that no paper read mentions; it abstains on their absence.",
     )
     trace_id: str | None = Field(description="The run's trace id (GET /v1/traces/{id}, get_trace, lit3r trace show).")
     thread_id: str | None = Field(default=None, description="The thread the question was a turn of.")

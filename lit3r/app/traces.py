@@ -159,8 +159,8 @@ def summarize(event: Mapping[str, Any]) -> str:
 
 
 def _read_summary(data: Mapping[str, Any]) -> str:
-    """What the reader was given and why it read or did not: the gate, the papers' coverage of the question, and the
-    technical words of a yes/no question no paper read mentions."""
+    """What the reader was given and why it read or did not: the gate, the papers' coverage of the question, the
+    technical words of a yes/no question no paper read mentions, and the names of another question none mentions."""
     evidence = len(data.get("evidence") or [])
     if data.get("sufficient") and data.get("unmentioned"):
         why = f"answered No: no paper read mentions {', '.join(data['unmentioned'])}"
@@ -170,6 +170,8 @@ def _read_summary(data: Mapping[str, Any]) -> str:
         why = "not read: no evidence"
     elif data.get("gate") is False:
         why = "not read: below the relevance gate"
+    elif data.get("unnamed"):
+        why = f"not read: no paper read mentions {', '.join(data['unnamed'])}"
     else:
         why = "not read: the papers read do not hold the question"
     count = len(data.get("citations") or [])

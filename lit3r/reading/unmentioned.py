@@ -40,6 +40,7 @@ from lit3r.models import Answer, Chunk
 from lit3r.reading.assurance import genre_terms
 from lit3r.reading.extractive import extractive_answer
 from lit3r.reading.scoring import query_terms, terms
+from lit3r.reading.spans import FUNCTION_WORDS
 
 MAX_ZIPF = 3.0
 """A question's word names a technical thing when its frequency in general English is below this on the Zipf scale
@@ -166,6 +167,70 @@ def unmentioned_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
         return []
     papers = PapersText([c.text for c in chunks])
     return [w for w in candidates if not mentioned(w, papers)]
+
+
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)*")
+
+
+def _acronym(word: str) -> bool:
+    """Whether every letter of ``word`` is a capital, a plural "s" aside ("LSTM", "SOTA", "GPUs")."""
+    letters = [ch for ch in (word[:-1] if word.endswith("s") else word) if ch.isalpha()]
+    return bool(letters) and all(ch.isupper() for ch in letters)
+
+
+def proper_name(word: str) -> bool:
+    """Whether ``word`` is spelt as the name of one thing: a capital after its first letter that is not an acronym
+    ("AlphaGo", "fastText", "ColBERT", "SQuAD", "OpenAI"), or letters with a capital and a number ("GPT-3", "WMT14",
+    "COVID-19"; two letters at least, so "F1" and "L2" are measures, not names). An acronym ("LSTM", "NLI", "SOTA")
+    is as often a field's common noun as a name, and is left out."""
+    letters = sum(ch.isalpha() for ch in word)
+    if coined(word) and not _acronym(word):
+        return True
+    return letters >= 2 and any(ch.isdigit() for ch in word) and any(ch.isupper() for ch in word)
+
+
+def capitalised_names(question: str) -> list[list[str]]:
+    """The runs of capitalised words of ``question`` past its first word, each a name ("Dubai", "Stable Diffusion",
+    "World Cup", "Amazon Mechanical Turk"; an acronym is no name, see :func:`proper_name`), function words ending a
+    run; none in a question written in title case (more than half its words of four letters or more capitalised),
+    where capitals mark no name."""
+    words = _NAME_TOKEN.findall(question)
+    longer = [w for w in words[1:] if len(w) >= 4]
+    if longer and 2 * sum(w[0].isupper() for w in longer) > len(longer):
+        return []
+    runs: list[list[str]] = []
+    run: list[str] = []
+    for word in [*words[1:], ""]:
+        if word[:1].isupper() and word.lower() not in FUNCTION_WORDS and (len(run) or not _acronym(word)):
+            run.append(word)
+            continue
+        if run and not all(_acronym(w) for w in run):
+            runs.append(run)
+        run = []
+    return runs
+
+
+def unnamed(question: str, chunks: Sequence[Chunk]) -> list[str]:
+    """The names ``question`` asks about that no chunk of ``chunks`` (the papers read, all their chunks) mentions:
+    a capitalised name (:func:`capitalised_names`) one of whose words is not mentioned, and each :func:`proper_name`,
+    in the question's order; empty without chunks.
+
+    A question naming a thing ("Which optimizer was used to train AlphaGo?", "What dataset was used to train Stable
+    Diffusion?") is answered by a passage that names it: papers that never do say nothing about it, whatever other
+    words of the question they share ("optimizer", "dataset", "train"), so no reader reads them (the caller
+    abstains). Only names count (English capitalises a name past a sentence's first word, not a common noun): a common
+    word the papers put otherwise, or an acronym, does not (see :func:`proper_name`); a misspelt name still finds
+    its word (:func:`mentioned`)."""
+    if not chunks:
+        return []
+    runs = capitalised_names(question)
+    in_runs = {w for run in runs for w in run}
+    named = [" ".join(run) for run in runs]
+    named += [w for w in dict.fromkeys(_NAME_TOKEN.findall(question)) if proper_name(w) and w not in in_runs]
+    if not named:
+        return []
+    papers = PapersText([c.text for c in chunks])
+    return [name for name in named if not all(mentioned(w, papers) for w in _NAME_TOKEN.findall(name))]
 
 
 def unmentioned_answer(polar: Answer, words: Sequence[str]) -> Answer:

@@ -14,9 +14,11 @@ named paper on its own instead (:func:`lit3r.reading.agreement.agreement_answer`
 ``agreement``). A yes/no question naming a technical thing that no paper read mentions ("Does their model use
 MFCC?") is answered "No" by the offline reader, quoting what the best-matching sentence says instead, whichever
 reader is configured (:func:`lit3r.reading.unmentioned.closed_world_answer`; a ``read`` step named ``unmentioned``
-whose ``unmentioned`` lists the words). A question asking for an extreme that a table of the evidence holds ("Which
-BM25 configuration was best?", the table's header naming what is asked) is answered by that row, computed from the
-table's numbers, whichever reader is configured (:func:`lit3r.reading.extractive.table_answer`; a ``read`` step named
+whose ``unmentioned`` lists the words). Any other question without options that names a thing no paper read
+mentions ("Which optimizer was used to train AlphaGo?") is not read: it abstains, and the ``read`` step's ``unnamed``
+and the answer's ``unmentioned`` list the names (:func:`lit3r.reading.unmentioned.unnamed`). A question asking
+for an extreme that a table of the evidence holds ("Which BM25 configuration was best?", the table's header naming
+what is asked) is answered by that row, computed from the table's numbers, whichever reader is configured (:func:`lit3r.reading.extractive.table_answer`; a ``read`` step named
 ``table``): the 1.5B local model named another row and quoted a third. Its answer's citations are validated and
 repaired against the corpus (a ``read`` step), then every claim is judged against the chunks it cites (a ``verify``
 step, when a judge is configured): unsupported sentences are removed or marked as ``settings.grounding`` says.
@@ -37,7 +39,7 @@ from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
 from lit3r.reading.counted import counting_chunks
 from lit3r.reading.extractive import table_answer
 from lit3r.reading.tables import referenced_tables
-from lit3r.reading.unmentioned import closed_world_answer, unmentioned_words
+from lit3r.reading.unmentioned import closed_world_answer, unmentioned_words, unnamed
 from lit3r.retrieval import fusion
 from lit3r.retrieval.gate import passes
 from lit3r.tools.context import ToolContext
@@ -97,6 +99,13 @@ def unmentioned(tools: ToolContext, question: str, papers: Sequence[str]) -> lis
     return unmentioned_words(question, [c for p in papers for c in chunks.get(p, ())])
 
 
+def unnamed_in(tools: ToolContext, question: str, papers: Sequence[str]) -> list[str]:
+    """The names a question asks about that no chunk of ``papers`` mentions
+    (:func:`lit3r.reading.unmentioned.unnamed`)."""
+    chunks = tools.index.chunks_by_paper
+    return unnamed(question, [c for p in papers for c in chunks.get(p, ())])
+
+
 def titles_of(tools: ToolContext, papers: Sequence[str]) -> dict[str, str]:
     """The titles of ``papers`` that have one, by paper id."""
     return {p: paper.title for p in papers if (paper := tools.index.papers.get(p)) and paper.title}
@@ -129,6 +138,8 @@ def synthesize_answer(
     compared = compared_papers(tools, question, papers) if sufficient and not options else None
     absent = unmentioned(tools, question, read) if sufficient and not options and not compared else []
     closed = closed_world_answer(question, evidence, absent, titles_of(tools, read)) if absent else None
+    missing = unnamed_in(tools, question, read) if sufficient and not options and not compared and not closed else []
+    sufficient = sufficient and not missing
     computed = (
         table_answer(question, evidence, titles_of(tools, list(dict.fromkeys(c.paper_id for c in evidence))))
         if sufficient and not options and not compared and not closed
@@ -143,6 +154,9 @@ def synthesize_answer(
             data["compared"] = [c.paper_id for c in compared.citations]
         if closed:
             data["unmentioned"] = list(absent)
+        if missing:
+            data["unnamed"] = list(missing)
+            answer = answer.model_copy(update={"unmentioned": list(missing)})
         data["problems"] = validate_answer(answer, index.chunk_by_id.get, options)
         answer = repair_citations(answer, index.chunk_by_id.get)
         data["citations"] = [c.chunk_id for c in answer.citations]

@@ -310,3 +310,24 @@ def test_a_yes_no_question_naming_what_no_paper_read_mentions_is_answered_no_by_
     context = make_context(index, reader=reader, gate=GateThreshold.fixed(-1e9))
     synthesize_answer(context.tools, "Does the okapi lexical saturation analysis show gains?", pool, None, 1.0)
     assert reader.calls == [True] and context.recorder.of_type("read")[0].name == "recording"
+
+
+def test_a_question_naming_what_no_paper_read_mentions_is_read_by_no_reader(index) -> None:
+    from lit3r.reading.assurance import MIN_PAPER_COVERAGE
+    from lit3r.tools.synthesize_answer import synthesize_answer
+
+    pool = {c.id: 1.0 for c in index.chunks_by_paper["sparse"]}
+    question = "Which okapi lexical saturation settings did the AlphaGo team tune?"
+    reader = RecordingReader()  # stands for any reader, a language model's too
+    context = make_context(index, reader=reader, gate=GateThreshold.fixed(-1e9))
+    answer = synthesize_answer(context.tools, question, pool, None, 1.0)
+    read = context.recorder.of_type("read")[0]
+    assert read.data["papers_coverage"] >= MIN_PAPER_COVERAGE  # the papers hold the question's other words
+    assert read.data["sufficient"] is False and read.data["unnamed"] == ["AlphaGo"] and reader.calls == [False]
+    assert not answer.sufficient and answer.unmentioned == ["AlphaGo"] and answer.citations == []
+    # without the name, the same question is read
+    reader = RecordingReader()
+    context = make_context(index, reader=reader, gate=GateThreshold.fixed(-1e9))
+    synthesize_answer(context.tools, "Which okapi lexical saturation settings did the team tune?", pool, None, 1.0)
+    read = context.recorder.of_type("read")[0]
+    assert reader.calls == [True] and "unnamed" not in read.data

@@ -88,3 +88,35 @@ def test_a_table_computes_the_extreme_whichever_reader_is_configured(demo_home: 
     assert cell.row_label == "+ section-title field" and cell.column == "Recall@10" and cell.value == "0.52"
     reads = [e for e in load_trace(answer.trace_path)["events"] if e["type"] == "read"]
     assert [e["name"] for e in reads] == ["table"]
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Which optimizer was used to train AlphaGo?", ["AlphaGo"]),
+        ("What dataset was used to train Stable Diffusion?", ["Stable Diffusion"]),
+        ("What is the tallest building in Dubai?", ["Dubai"]),
+    ],
+)
+def test_a_question_naming_what_no_demo_paper_mentions_abstains_whichever_reader(
+    demo_home: Path, monkeypatch, question: str, names: list[str]
+) -> None:
+    """The demo papers share the question's other words ("optimizer", "dataset", "train", "building"), and the
+    offline reader answered each with a sentence about something else; a named thing no paper read mentions is not
+    read, and a language-model reader is not asked."""
+    from lit3r.app.traces import load_trace
+    from lit3r.settings.llm import LLMSettings
+
+    from fakes.openai_server import OpenAIServer
+
+    for variable in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(variable, "127.0.0.1,localhost")
+    with OpenAIServer() as server:
+        llm = LLMSettings(provider="openai", base_url=server.base_url, api_key="sk-test", model="fake-model",
+                          planning="offline", reader="compact", max_attempts=1, timeout_s=5.0)  # fmt: skip
+        with Session(Settings(home=demo_home, llm=llm)) as opened:
+            answer = opened.ask(question)
+        assert server.requests == []
+    assert not answer.sufficient and answer.text == ABSTENTION and answer.unmentioned == names, answer.text
+    (read,) = [e for e in load_trace(answer.trace_path)["events"] if e["type"] == "read"]
+    assert read["data"]["unnamed"] == names and read["data"]["papers_coverage"] >= 0.2

@@ -202,3 +202,5 @@ def test_a_read_step_says_why_the_reader_read_or_did_not() -> None:
     assert summarize(closed) == (
         "2 chunks, papers hold 0.70 of the question; answered No: no paper read mentions MFCC, 1 citation"
     )
+    unnamed = read(sufficient=False, gate=True, papers_coverage=0.6, unnamed=["AlphaGo"])
+    assert summarize(unnamed) == "2 chunks, papers hold 0.60 of the question; not read: no paper read mentions AlphaGo"

@@ -13,7 +13,15 @@ from lit3r.answers import validate_answer
 from lit3r.grounding.judges import ExactJudge
 from lit3r.grounding.verify import verify_answer
 from lit3r.models import Chunk, Locator
-from lit3r.reading.unmentioned import closed_world_answer, technical, unmentioned_answer, unmentioned_words
+from lit3r.reading.unmentioned import (
+    capitalised_names,
+    closed_world_answer,
+    proper_name,
+    technical,
+    unmentioned_answer,
+    unmentioned_words,
+    unnamed,
+)
 
 
 def chunk(cid: str, text: str) -> Chunk:
@@ -111,3 +119,36 @@ def test_a_closed_world_no_is_made_only_of_a_yes_no_answer_citing_one_sentence()
     )
     with pytest.raises(ValueError, match="cites one sentence, not 2"):
         unmentioned_answer(twice, ["crowdsourcing"])
+
+
+@pytest.mark.parametrize("word", ["AlphaGo", "fastText", "ColBERT", "SQuAD", "OpenAI", "GPT-3", "WMT14", "COVID-19"])
+def test_a_word_spelt_as_the_name_of_one_thing_is_a_proper_name(word: str) -> None:
+    assert proper_name(word)
+
+
+@pytest.mark.parametrize("word", ["LSTM", "NLI", "SOTA", "GPUs", "F1", "L2", "dataset", "Transformer", "k1"])
+def test_an_acronym_a_measure_or_a_plain_word_is_not(word: str) -> None:
+    assert not proper_name(word)
+
+
+def test_a_name_is_a_run_of_capitalised_words_past_the_first_unless_the_question_is_in_title_case() -> None:
+    assert capitalised_names("What dataset was used to train Stable Diffusion?") == [["Stable", "Diffusion"]]
+    question = "Did they use Amazon Mechanical Turk to collect data?"
+    assert capitalised_names(question) == [["Amazon", "Mechanical", "Turk"]]
+    assert capitalised_names("What is the tallest building in Dubai?") == [["Dubai"]]
+    assert capitalised_names("Is English a pro-drop language in the WMT14 data?") == [["English"]]  # no acronym
+    assert capitalised_names("Stable diffusion uses which dataset?") == []  # the first word's capital marks no name
+    assert capitalised_names("Which Retrieval Method Performs Best On Long Papers?") == []  # title case
+
+
+def test_a_question_naming_what_no_paper_read_mentions_lists_the_names() -> None:
+    assert unnamed("Which optimizer was used to train AlphaGo?", PAPER) == ["AlphaGo"]
+    assert unnamed("What dataset was used to train Stable Diffusion?", PAPER) == ["Stable Diffusion"]
+    assert unnamed("Which encoders read log-Mel filterbank features?", PAPER) == []  # "log-Mel": the paper's word
+    assert unnamed("Which LSTM encoder reads the features?", PAPER) == []  # an acronym is no name
+    assert unnamed("Which optimizer was used to train AlphaGo?", []) == []
+    assert unnamed("Which optimizer trains AlphaGo Zero?", PAPER) == ["AlphaGo Zero"]  # once, as the run
+    named = [chunk("toy::c3", "We compare with alpha-go and train on the Stable Diffusion data.")]
+    assert unnamed("Which optimizer was used to train AlphaGo on Stable Diffusion?", named) == []
+    misspelt = [chunk("toy::c4", "Our retriever is ColBERTv2 with late interaction.")]
+    assert unnamed("How is ColBERT trained?", misspelt) == []  # its letters open the paper's word
