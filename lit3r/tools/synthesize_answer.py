@@ -18,8 +18,9 @@ whose ``unmentioned`` lists the words). Any other question without options that 
 mentions ("Which optimizer was used to train AlphaGo?") is not read: it abstains, and the ``read`` step's ``unnamed``
 and the answer's ``unmentioned`` list the names (:func:`lit3r.reading.unmentioned.unnamed`). A question asking
 for an extreme that a table of the evidence holds ("Which BM25 configuration was best?", the table's header naming
-what is asked) is answered by that row, computed from the table's numbers, whichever reader is configured (:func:`lit3r.reading.extractive.table_answer`; a ``read`` step named
-``table``): the 1.5B local model named another row and quoted a third. Its answer's citations are validated and
+what is asked) is answered by that row, computed from the table's numbers, whichever reader is configured
+(:func:`lit3r.reading.extractive.table_answer`; a ``read`` step named ``table``): the 1.5B local model named
+another row and quoted a third. Its answer's citations are validated and
 repaired against the corpus (a ``read`` step), then every claim is judged against the chunks it cites (a ``verify``
 step, when a judge is configured): unsupported sentences are removed or marked as ``settings.grounding`` says.
 """
