@@ -170,6 +170,9 @@ def unmentioned_words(question: str, chunks: Sequence[Chunk]) -> list[str]:
 
 
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)*")
+_SENTENCE_BREAK = re.compile(r"[:;?!.]|\s[-\u2013\u2014]\s|--|\u2014")
+_MODIFIER = re.compile(r"(?:-[a-z]+)+$")
+"""Lower-case parts hyphened onto a name ("BERT-based", "c-Kit-dependent", "T1-weighted"): they modify the name."""
 
 
 def _acronym(word: str) -> bool:
@@ -178,49 +181,66 @@ def _acronym(word: str) -> bool:
     return bool(letters) and all(ch.isupper() for ch in letters)
 
 
+def _head(word: str) -> str:
+    """``word`` without the lower-case parts hyphened onto it: "c-Kit-dependent" -> "c-Kit"."""
+    return _MODIFIER.sub("", word) or word
+
+
 def proper_name(word: str) -> bool:
     """Whether ``word`` is spelt as the name of one thing: a capital after its first letter that is not an acronym
     ("AlphaGo", "fastText", "ColBERT", "SQuAD", "OpenAI"), or letters with a capital and a number ("GPT-3", "WMT14",
     "COVID-19"; two letters at least, so "F1" and "L2" are measures, not names). An acronym ("LSTM", "NLI", "SOTA")
-    is as often a field's common noun as a name, and is left out."""
+    is as often a field's common noun as a name, and is left out. Lower-case parts hyphened on are not read: "BERT-based"
+    is the acronym "BERT"."""
+    word = _head(word)
     letters = sum(ch.isalpha() for ch in word)
     if coined(word) and not _acronym(word):
         return True
     return letters >= 2 and any(ch.isdigit() for ch in word) and any(ch.isupper() for ch in word)
 
 
+def _words_in_sentences(question: str) -> list[tuple[str, bool]]:
+    """The words of ``question``, each with whether it opens a sentence: the first, and the first after a colon,
+    semicolon, question mark, full stop or dash ("The Main Gate Syndrome: a new format ...? Improvement of ...")."""
+    found, end = [], 0
+    for match in _NAME_TOKEN.finditer(question):
+        found.append((match.group(), not found or bool(_SENTENCE_BREAK.search(question[end : match.start()]))))
+        end = match.end()
+    return found
+
+
 def capitalised_names(question: str) -> list[list[str]]:
-    """The runs of capitalised words of ``question`` past its first word, each a name ("Dubai", "Stable Diffusion",
-    "World Cup", "Amazon Mechanical Turk"; an acronym is no name, see :func:`proper_name`), function words ending a
-    run; none in a question written in title case (more than half its words of four letters or more capitalised),
-    where capitals mark no name."""
-    words = _NAME_TOKEN.findall(question)
-    longer = [w for w in words[1:] if len(w) >= 4]
+    """The runs of capitalised words of ``question`` that do not open a sentence, each a name ("Dubai", "Stable
+    Diffusion", "World Cup", "Amazon Mechanical Turk"; a run of acronyms is no name, see :func:`proper_name`),
+    function words ending a run; none in a question written in title case (more than half its words of four letters
+    or more capitalised), where capitals mark no name."""
+    words = _words_in_sentences(question)
+    longer = [w for w, opens in words if len(w) >= 4 and not opens]
     if longer and 2 * sum(w[0].isupper() for w in longer) > len(longer):
         return []
     runs: list[list[str]] = []
     run: list[str] = []
-    for word in [*words[1:], ""]:
-        if word[:1].isupper() and word.lower() not in FUNCTION_WORDS and (len(run) or not _acronym(word)):
+    for word, opens in [*words, ("", True)]:
+        if not opens and word[:1].isupper() and word.lower() not in FUNCTION_WORDS:
             run.append(word)
             continue
-        if run and not all(_acronym(w) for w in run):
+        if run and not all(_acronym(_head(w)) for w in run):
             runs.append(run)
         run = []
     return runs
 
 
-def unnamed(question: str, chunks: Sequence[Chunk]) -> list[str]:
-    """The names ``question`` asks about that no chunk of ``chunks`` (the papers read, all their chunks) mentions:
-    a capitalised name (:func:`capitalised_names`) one of whose words is not mentioned, and each :func:`proper_name`,
-    in the question's order; empty without chunks.
+def unnamed(question: str, chunks: Sequence[Chunk], titles: Sequence[str] = ()) -> list[str]:
+    """The names ``question`` asks about that neither a chunk of ``chunks`` (the papers read, all their chunks) nor
+    one of their ``titles`` mentions: a capitalised name (:func:`capitalised_names`) one of whose words is not
+    mentioned, and each :func:`proper_name`, in the question's order; empty without chunks.
 
     A question naming a thing ("Which optimizer was used to train AlphaGo?", "What dataset was used to train Stable
     Diffusion?") is answered by a passage that names it: papers that never do say nothing about it, whatever other
     words of the question they share ("optimizer", "dataset", "train"), so no reader reads them (the caller
-    abstains). Only names count (English capitalises a name past a sentence's first word, not a common noun): a common
-    word the papers put otherwise, or an acronym, does not (see :func:`proper_name`); a misspelt name still finds
-    its word (:func:`mentioned`)."""
+    abstains). Only names count (English capitalises a name, not a common noun, inside a sentence): a common word
+    the papers put otherwise, or an acronym, does not (see :func:`proper_name`); a misspelt name still finds its word
+    (:func:`mentioned`)."""
     if not chunks:
         return []
     runs = capitalised_names(question)
@@ -229,8 +249,8 @@ def unnamed(question: str, chunks: Sequence[Chunk]) -> list[str]:
     named += [w for w in dict.fromkeys(_NAME_TOKEN.findall(question)) if proper_name(w) and w not in in_runs]
     if not named:
         return []
-    papers = PapersText([c.text for c in chunks])
-    return [name for name in named if not all(mentioned(w, papers) for w in _NAME_TOKEN.findall(name))]
+    papers = PapersText([*titles, *(c.text for c in chunks)])
+    return [name for name in named if not all(mentioned(_head(w), papers) for w in _NAME_TOKEN.findall(name))]
 
 
 def unmentioned_answer(polar: Answer, words: Sequence[str]) -> Answer:

@@ -101,10 +101,10 @@ def unmentioned(tools: ToolContext, question: str, papers: Sequence[str]) -> lis
 
 
 def unnamed_in(tools: ToolContext, question: str, papers: Sequence[str]) -> list[str]:
-    """The names a question asks about that no chunk of ``papers`` mentions
+    """The names a question asks about that neither a chunk nor the title of ``papers`` mentions
     (:func:`lit3r.reading.unmentioned.unnamed`)."""
     chunks = tools.index.chunks_by_paper
-    return unnamed(question, [c for p in papers for c in chunks.get(p, ())])
+    return unnamed(question, [c for p in papers for c in chunks.get(p, ())], list(titles_of(tools, papers).values()))
 
 
 def titles_of(tools: ToolContext, papers: Sequence[str]) -> dict[str, str]:

@@ -126,7 +126,9 @@ def test_a_word_spelt_as_the_name_of_one_thing_is_a_proper_name(word: str) -> No
     assert proper_name(word)
 
 
-@pytest.mark.parametrize("word", ["LSTM", "NLI", "SOTA", "GPUs", "F1", "L2", "dataset", "Transformer", "k1"])
+@pytest.mark.parametrize(
+    "word", ["LSTM", "NLI", "SOTA", "GPUs", "F1", "L2", "dataset", "Transformer", "k1", "BERT-based", "T1-weighted"]
+)
 def test_an_acronym_a_measure_or_a_plain_word_is_not(word: str) -> None:
     assert not proper_name(word)
 
@@ -139,6 +141,11 @@ def test_a_name_is_a_run_of_capitalised_words_past_the_first_unless_the_question
     assert capitalised_names("Is English a pro-drop language in the WMT14 data?") == [["English"]]  # no acronym
     assert capitalised_names("Stable diffusion uses which dataset?") == []  # the first word's capital marks no name
     assert capitalised_names("Which Retrieval Method Performs Best On Long Papers?") == []  # title case
+    # a word after a colon, a question mark or a dash opens a sentence: its capital marks no name
+    assert capitalised_names(
+        "Activity of antiseptic solutions with interfering substances: Improvement of the European Standard?"
+    ) == [["European", "Standard"]]
+    assert capitalised_names("A test for TB in Central India - Will it work?") == [["Central", "India"]]
 
 
 def test_a_question_naming_what_no_paper_read_mentions_lists_the_names() -> None:
@@ -150,5 +157,8 @@ def test_a_question_naming_what_no_paper_read_mentions_lists_the_names() -> None
     assert unnamed("Which optimizer trains AlphaGo Zero?", PAPER) == ["AlphaGo Zero"]  # once, as the run
     named = [chunk("toy::c3", "We compare with alpha-go and train on the Stable Diffusion data.")]
     assert unnamed("Which optimizer was used to train AlphaGo on Stable Diffusion?", named) == []
+    assert unnamed("Which optimizer was used to train AlphaGo?", PAPER, ["Mastering AlphaGo with Adam"]) == []  # title
+    kit = [chunk("toy::c5", "Uveal melanoma cells express c-Kit.")]
+    assert unnamed("Is c-Kit-dependent growth of melanoma cells a target?", kit) == []  # "-dependent" modifies it
     misspelt = [chunk("toy::c4", "Our retriever is ColBERTv2 with late interaction.")]
     assert unnamed("How is ColBERT trained?", misspelt) == []  # its letters open the paper's word
