@@ -190,8 +190,8 @@ def proper_name(word: str) -> bool:
     """Whether ``word`` is spelt as the name of one thing: a capital after its first letter that is not an acronym
     ("AlphaGo", "fastText", "ColBERT", "SQuAD", "OpenAI"), or letters with a capital and a number ("GPT-3", "WMT14",
     "COVID-19"; two letters at least, so "F1" and "L2" are measures, not names). An acronym ("LSTM", "NLI", "SOTA")
-    is as often a field's common noun as a name, and is left out. Lower-case parts hyphened on are not read: "BERT-based"
-    is the acronym "BERT"."""
+    is as often a field's common noun as a name, and is left out. Lower-case parts hyphened on are not read:
+    "BERT-based" is the acronym "BERT"."""
     word = _head(word)
     letters = sum(ch.isalpha() for ch in word)
     if coined(word) and not _acronym(word):
