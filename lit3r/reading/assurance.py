@@ -19,6 +19,7 @@ from lit3r.answers.sentences import Unit, chunk_units
 from lit3r.answers.validate import MARKER
 from lit3r.index.bm25 import idf
 from lit3r.models import Answer, Chunk
+from lit3r.reading.languages import asks_languages, language_spans
 from lit3r.reading.scoring import counted_noun, counts, names_split, partitive, query_terms, states_quantity, terms
 
 if TYPE_CHECKING:
@@ -125,11 +126,14 @@ def kind_supplied(kind: AnswerForm, answer: Answer, context: str = "", passage: 
     """Whether the answer has what its form asks for: a verdict for a yes/no question; for a quantity question a
     quantity (in digits or in words: "halves the rate"), when the question is "how many N" a count of N, and when it
     asks for a measure's value that measure named (:func:`supplies_quantity`), in the answer or the sentences it
-    quotes (a number's sentence says what it counts); for a "when" question a time (:func:`supplies_time`).
+    quotes (a number's sentence says what it counts); for a "when" question a time (:func:`supplies_time`); for a
+    question asking which languages a language's name (:mod:`lit3r.reading.languages`).
     ``context`` is text read with the answer's (a quoted table row's caption and header); ``passage`` the text of
     the chunks it quotes, where a measure may be named once for the paragraph's numbers."""
     if kind == "boolean":
         return answer.option is not None
+    if kind != "quantity" and asks_languages(answer.question):  # "Which languages ...?": a language named
+        return bool(language_spans(MARKER.sub(" ", answer.text)))
     if kind == "quantity" or asks_time(answer.question):
         quoted = " ".join(q for c in answer.citations for q in c.quotes or [c.quote])
         said = f"{MARKER.sub(' ', answer.text)} {quoted} {context}"

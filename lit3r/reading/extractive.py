@@ -34,7 +34,8 @@ from lit3r.reading.assurance import MIN_COVERAGE, coverage, kind_supplied
 from lit3r.reading.choice import chosen_by_model, lexical_based, selected_answer
 from lit3r.reading.conditions import contradicts_split, split_contexts
 from lit3r.reading.forms import typed_answer
-from lit3r.reading.quotes import Candidate, candidates, joined, render
+from lit3r.reading.languages import asks_languages, language_spans, names_span
+from lit3r.reading.quotes import Candidate, candidates, joined, render, render_span
 from lit3r.reading.scoring import (
     counted_noun,
     counts,
@@ -271,6 +272,27 @@ def table_answer(question: str, evidence: Sequence[Chunk], titles: Mapping[str, 
     )
 
 
+def languages_answer(
+    question: str, scored: list[tuple[Candidate, float]], min_score: float, relative_floor: float
+) -> Answer | None:
+    """The answer to a question asking which languages (:func:`lit3r.reading.languages.asks_languages`): the
+    language names of the best-scoring unit that names any, quoted from the first to the last in its sentence naming
+    the most ("Dutch, Spanish, English and German [1]", citing the sentence); ``None`` when no unit scoring above
+    ``min_score`` names a language."""
+    named = [(c, s) for c, s in scored if s > min_score and language_spans(c.chunk.text, c.unit.start, c.unit.end)]
+    if not named:
+        return None
+    top = max(s for _c, s in named)
+    best = max(
+        (c for c, s in named if s >= relative_floor * top),
+        key=lambda c: len({c.chunk.text[a:b] for a, b in language_spans(c.chunk.text, c.unit.start, c.unit.end)}),
+    )
+    text = best.chunk.text
+    sentence = max(best.sentences(), key=lambda span: len({text[a:b] for a, b in language_spans(text, *span)}))
+    span = names_span(text, sentence)
+    return render_span(question, best.chunk, span, sentence) if span else None
+
+
 def holding(wanted: set[str], scorer: Scorer) -> Scorer:
     """``scorer`` with every sentence that holds none of the ``wanted`` terms scored 0 (``__wrapped__``: ``scorer``)."""
 
@@ -423,6 +445,11 @@ def extractive_answer(
         return computed
     if covered < min_coverage and answer_form(question) != "boolean":  # measured: yes/no questions lose by it
         return insufficient_answer(question)
+    if asks_languages(question) and answer_form(question) != "boolean" and papers_asked is None:
+        named = languages_answer(question, scored, min_score, relative_floor)
+        if named is not None or quantity_required:
+            answer = named or insufficient_answer(question)
+            return answer.model_copy(update={"confidence": round(covered, 4), "answers_question": named is not None})
     count = 1 if kind != "sentence" else max_sentences
     by_model = None
     if chooser is not None and kind == "sentence" and lexical_based(scorer) and papers_asked is None:
