@@ -277,9 +277,11 @@ def languages_answer(
 ) -> Answer | None:
     """The answer to a question asking which languages (:func:`lit3r.reading.languages.asks_languages`): the
     language names of the best-scoring unit that names any, quoted from the first to the last in its sentence naming
-    the most ("Dutch, Spanish, English and German [1]", citing the sentence); ``None`` when no unit scoring above
-    ``min_score`` names a language."""
-    named = [(c, s) for c, s in scored if s > min_score and language_spans(c.chunk.text, c.unit.start, c.unit.end)]
+    the most ("Dutch, Spanish, English and German [1]", citing the sentence); ``None`` when no unit scoring at least
+    ``min_score`` names a language. A unit sharing no word with the question may name the language asked for ("what
+    language was the data in?" is answered by "... sentence pairs from English Wikipedia"): the names are what is
+    asked, not the question's words."""
+    named = [(c, s) for c, s in scored if s >= min_score and language_spans(c.chunk.text, c.unit.start, c.unit.end)]
     if not named:
         return None
     top = max(s for _c, s in named)

@@ -10,7 +10,8 @@ member counts as the macrolanguage: "Mandarin" is Chinese) or is spoken by at le
 ("Cantonese", "Hokkien", "Filipino"); the thousands of small languages whose names are English words ("Even",
 "Are", "Label", "Mono") are not read. A language pair's halves are read apart ("English-German").
 
-:func:`names_span` gives the stretch of a sentence from its first language name to its last ("Dutch, Spanish,
+:func:`naming_chunks` adds the papers' chunks naming a language to evidence that names none. :func:`names_span`
+gives the stretch of a sentence from its first language name to its last ("Dutch, Spanish,
 English and German"), a verbatim slice, so the answer stays a quote.
 """
 
@@ -18,8 +19,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping, Sequence
 
 from lit3r.answers.sentences import Span
+from lit3r.models import Chunk
+
+PER_PAPER = 2
+"""At most this many chunks naming a language added per paper read (:func:`naming_chunks`), as for counts
+(:data:`lit3r.reading.counted.PER_PAPER`)."""
 
 MIN_SPEAKERS = 10_000_000
 """A language without an ISO 639-1 code counts when at least this many people speak it (CLDR's figures)."""
@@ -80,3 +87,19 @@ def names_span(text: str, sentence: Span) -> Span | None:
     """The stretch of ``text[sentence]`` from its first language name to its last; ``None`` when it names none."""
     spans = language_spans(text, *sentence)
     return (spans[0][0], spans[-1][1]) if spans else None
+
+
+def naming_chunks(evidence: Sequence[Chunk], paper_chunks: Mapping[str, Sequence[Chunk]], question: str) -> list[Chunk]:
+    """``evidence``, then, for a question asking which languages whose evidence names none, the first
+    :data:`PER_PAPER` chunks of each paper read (``paper_chunks``: in reading order) that name one; the same list
+    otherwise. Retrieval ranks chunks by the question's words ("languages", "experiment"), and the passage listing
+    the languages ("the CoNLL data in Dutch, Spanish, ...") may share few of them, as a paper's count may not
+    (:func:`lit3r.reading.counted.counting_chunks`)."""
+    if not asks_languages(question) or any(language_spans(chunk.text) for chunk in evidence):
+        return list(evidence)
+    present = {chunk.id for chunk in evidence}
+    added: list[Chunk] = []
+    for paper in dict.fromkeys(chunk.paper_id for chunk in evidence):
+        found = [c for c in paper_chunks.get(paper, ()) if c.id not in present and language_spans(c.text)]
+        added += found[:PER_PAPER]
+    return [*evidence, *added]

@@ -1,14 +1,15 @@
 """``synthesize_answer``: write the answer from the final papers' pooled passages, then verify its claims.
 
 The reader gets the best pooled chunks (``reader_chunks`` of each) of the final papers (at most ``reader_papers``
-papers), with the table chunk a chosen chunk names ("Table 1 gives ...") added after it, and every table of the
-papers read when the question asks for an extreme (:func:`lit3r.reading.tables.referenced_tables`), and for a "how
-many N" question whose evidence counts no N the papers' chunks that do
-(:func:`lit3r.reading.counted.counting_chunks`), and for a question asking which paper says something the
-papers' abstracts (:func:`lit3r.reading.abstracts.with_abstracts`), unless the gate says the evidence is
-insufficient or the papers read do not hold the question's words (:func:`lit3r.reading.assurance.papers_coverage` below
-:data:`~lit3r.reading.assurance.MIN_PAPER_COVERAGE`; not for a question with options, whose verdict the readers
-choose from what the papers state, in words the question need not share): then it abstains. A question whether named
+papers), with the table chunk a chosen chunk names ("Table 1 gives ...") added after it, and every table of the papers
+read when the question asks for an extreme (:func:`lit3r.reading.tables.referenced_tables`), and for a "how many N"
+question whose evidence counts no N the papers' chunks that do (:func:`lit3r.reading.counted.counting_chunks`), and for
+a question asking which languages whose evidence names none the papers' chunks that do
+(:func:`lit3r.reading.languages.naming_chunks`), and for a question asking which paper says something the papers'
+abstracts (:func:`lit3r.reading.abstracts.with_abstracts`), unless the gate says the evidence is insufficient or the
+papers read do not hold the question's words (:func:`lit3r.reading.assurance.papers_coverage` below
+:data:`~lit3r.reading.assurance.MIN_PAPER_COVERAGE`; not for a question with options, whose verdict the readers choose
+from what the papers state, in words the question need not share): then it abstains. A question whether named
 papers agree on a value ("Do the sparse retrieval and rank fusion papers agree on ...?") is answered by reading each
 named paper on its own instead (:func:`lit3r.reading.agreement.agreement_answer`; a ``read`` step named
 ``agreement``). A yes/no question naming a technical thing that no paper read mentions ("Does their model use
@@ -39,6 +40,7 @@ from lit3r.reading.agreement import agreement_answer
 from lit3r.reading.assurance import MIN_PAPER_COVERAGE, papers_coverage
 from lit3r.reading.counted import counting_chunks
 from lit3r.reading.extractive import table_answer
+from lit3r.reading.languages import naming_chunks
 from lit3r.reading.tables import referenced_tables
 from lit3r.reading.unmentioned import closed_world_answer, unmentioned_words, unnamed
 from lit3r.retrieval import fusion
@@ -132,7 +134,7 @@ def synthesize_answer(
     evidence = counting_chunks(
         referenced_tables(pooled, index.chunks_by_paper, question), index.chunks_by_paper, question
     )
-    evidence = with_abstracts(evidence, index.chunks_by_paper, question)
+    evidence = with_abstracts(naming_chunks(evidence, index.chunks_by_paper, question), index.chunks_by_paper, question)
     gate = bool(evidence) and passes(best_score, tools.gate)
     covered = papers_coverage(question, index, read) if evidence else 0.0
     sufficient = gate and (bool(options) or covered >= MIN_PAPER_COVERAGE)  # options: the verdict is asked for

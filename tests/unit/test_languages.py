@@ -8,7 +8,7 @@ import pytest
 from lit3r.models import Chunk, Locator
 from lit3r.reading.assurance import kind_supplied
 from lit3r.reading.extractive import extractive_answer
-from lit3r.reading.languages import asks_languages, is_language, language_spans, names_span
+from lit3r.reading.languages import asks_languages, is_language, language_spans, names_span, naming_chunks
 
 
 def chunk(cid: str, text: str, section: str = "4 Experiments") -> Chunk:
@@ -85,3 +85,18 @@ def test_evidence_naming_no_language_does_not_answer_which_languages() -> None:
     assert not answer.sufficient and answer.answers_question is False
     quoted = extractive_answer("What languages do they experiment with?", [UNRELATED], quantity_required=False)
     assert quoted.sufficient and quoted.answers_question is False  # asked to quote anyway: it says it may not answer
+
+
+def test_a_unit_sharing_no_word_with_the_question_answers_with_the_language_it_names() -> None:
+    source = chunk("toy::c3", "The corpus holds sentence pairs from English Wikipedia and its simple edition.")
+    answer = extractive_answer("What language was the data in?", [UNRELATED, source])
+    assert answer.sufficient and answer.text == "English [1]" and answer.citations[0].chunk_id == "toy::c3"
+
+
+def test_evidence_naming_no_language_gets_the_papers_chunks_that_do() -> None:
+    question = "What languages do they experiment with?"
+    paper = [UNRELATED, chunk("toy::c4", "No language here."), EXPERIMENTS, chunk("toy::c5", "Also in Czech.")]
+    completed = naming_chunks([UNRELATED], {"toy": paper}, question)
+    assert [c.id for c in completed] == ["toy::c2", "toy::c1", "toy::c5"]  # the first two naming one, in order
+    assert naming_chunks([EXPERIMENTS], {"toy": paper}, question) == [EXPERIMENTS]  # it names languages already
+    assert naming_chunks([UNRELATED], {"toy": paper}, "How many tags are there?") == [UNRELATED]  # not asked
