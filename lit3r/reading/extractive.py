@@ -35,6 +35,7 @@ from lit3r.reading.choice import chosen_by_model, lexical_based, selected_answer
 from lit3r.reading.conditions import contradicts_split, split_contexts
 from lit3r.reading.forms import typed_answer
 from lit3r.reading.languages import asks_languages, language_spans, names_span
+from lit3r.reading.named import asks_names, names_stretch
 from lit3r.reading.quotes import Candidate, candidates, joined, render, render_span
 from lit3r.reading.scoring import (
     counted_noun,
@@ -295,6 +296,17 @@ def languages_answer(
     return render_span(question, best.chunk, span, sentence) if span else None
 
 
+def named_answer(question: str, kind: AnswerForm, chosen: Sequence[Candidate]) -> Answer | None:
+    """For a question asking which named things (:func:`lit3r.reading.named.asks_names`) answered by one sentence
+    unit, the stretch of it from its first name to its last, citing the unit; ``None`` otherwise (a table row, a
+    unit naming nothing, or any other question)."""
+    if kind != "sentence" or len(chosen) != 1 or chosen[0].unit.context or not asks_names(question):
+        return None
+    unit = (chosen[0].unit.start, chosen[0].unit.end)
+    stretch = names_stretch(chosen[0].chunk.text, unit)
+    return render_span(question, chosen[0].chunk, stretch, unit) if stretch else None
+
+
 def holding(wanted: set[str], scorer: Scorer) -> Scorer:
     """``scorer`` with every sentence that holds none of the ``wanted`` terms scored 0 (``__wrapped__``: ``scorer``)."""
 
@@ -465,7 +477,10 @@ def extractive_answer(
         chosen = select(scored, count, min_score, relative_floor)
     if not chosen:
         return insufficient_answer(question)
-    answer = typed_answer(question, kind, chosen[0]) or with_cells(render(question, chosen), chosen)
+    answer = typed_answer(question, kind, chosen[0]) or (
+        named_answer(question, kind, chosen) if form == "auto" else None
+    )
+    answer = answer or with_cells(render(question, chosen), chosen)
     asked = answer_form(question)
     context = " ".join(c.unit.context for c in chosen if c.unit.context)
     supplied = kind_supplied(asked, answer, context, " ".join(dict.fromkeys(c.chunk.text for c in chosen)))
