@@ -1,5 +1,5 @@
-"""A question asking which named things (datasets, corpora, benchmarks, baselines, models, tools) is answered with
-the stretch of its sentence that names them.
+"""A question asking which named things (datasets, corpora, benchmarks, baselines, models, tools, metrics) is
+answered with the stretch of its sentence that names them.
 
 "What datasets do they use?", "What are the baselines?", "Which model performs best?" ask for names, as "how many"
 asks for a number and "which languages" for language names (:mod:`lit3r.reading.languages`). The offline reader
@@ -19,7 +19,7 @@ from lit3r.answers.sentences import Span
 
 _ASKS = re.compile(
     r"\b(?:what|which)\b[^?]*?\b(?:datasets?|data\s+sets?|corpora|corpus|benchmarks?|baselines?|models?|toolkits?"
-    r"|tools?)\b",
+    r"|tools?|metrics?)\b",
     re.IGNORECASE,
 )
 _TOKEN = re.compile(r"[A-Za-z0-9][\w\-.]*\w|[A-Za-z0-9]")
@@ -27,7 +27,7 @@ _PLACEHOLDER = re.compile(r"(?:BIBREF|FIGREF|TABREF|SECREF|INLINEFORM|DISPLAYFOR
 
 
 def asks_names(question: str) -> bool:
-    """Whether ``question`` asks which datasets, corpora, benchmarks, baselines, models or tools."""
+    """Whether ``question`` asks which datasets, corpora, benchmarks, baselines, models, tools or metrics."""
     return bool(_ASKS.search(question))
 
 

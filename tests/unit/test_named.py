@@ -12,7 +12,13 @@ from lit3r.reading.named import asks_names, names_stretch
 
 @pytest.mark.parametrize(
     "question",
-    ["What datasets do they use?", "What are the baselines?", "Which model performs best?", "What corpus is used?"],
+    [
+        "What datasets do they use?",
+        "What are the baselines?",
+        "Which model performs best?",
+        "What corpus is used?",
+        "What evaluation metrics are used?",
+    ],
 )
 def test_a_question_asking_which_named_things(question: str) -> None:
     assert asks_names(question)
