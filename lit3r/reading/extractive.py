@@ -33,10 +33,9 @@ from lit3r.models import Answer, Chunk
 from lit3r.reading.assurance import MIN_COVERAGE, coverage, kind_supplied
 from lit3r.reading.choice import chosen_by_model, lexical_based, selected_answer
 from lit3r.reading.conditions import contradicts_split, split_contexts
-from lit3r.reading.forms import typed_answer
-from lit3r.reading.languages import asks_languages, language_spans, names_span
-from lit3r.reading.named import asks_names, names_stretch
-from lit3r.reading.quotes import Candidate, candidates, joined, render, render_span
+from lit3r.reading.forms import languages_answer, named_answer, typed_answer
+from lit3r.reading.languages import asks_languages
+from lit3r.reading.quotes import Candidate, candidates, joined, render
 from lit3r.reading.scoring import (
     counted_noun,
     counts,
@@ -273,40 +272,6 @@ def table_answer(question: str, evidence: Sequence[Chunk], titles: Mapping[str, 
     )
 
 
-def languages_answer(
-    question: str, scored: list[tuple[Candidate, float]], min_score: float, relative_floor: float
-) -> Answer | None:
-    """The answer to a question asking which languages (:func:`lit3r.reading.languages.asks_languages`): the
-    language names of the best-scoring unit that names any, quoted from the first to the last in its sentence naming
-    the most ("Dutch, Spanish, English and German [1]", citing the sentence); ``None`` when no unit scoring at least
-    ``min_score`` names a language. A unit sharing no word with the question may name the language asked for ("what
-    language was the data in?" is answered by "... sentence pairs from English Wikipedia"): the names are what is
-    asked, not the question's words."""
-    named = [(c, s) for c, s in scored if s >= min_score and language_spans(c.chunk.text, c.unit.start, c.unit.end)]
-    if not named:
-        return None
-    top = max(s for _c, s in named)
-    best = max(
-        (c for c, s in named if s >= relative_floor * top),
-        key=lambda c: len({c.chunk.text[a:b] for a, b in language_spans(c.chunk.text, c.unit.start, c.unit.end)}),
-    )
-    text = best.chunk.text
-    sentence = max(best.sentences(), key=lambda span: len({text[a:b] for a, b in language_spans(text, *span)}))
-    span = names_span(text, sentence)
-    return render_span(question, best.chunk, span, sentence) if span else None
-
-
-def named_answer(question: str, kind: AnswerForm, chosen: Sequence[Candidate]) -> Answer | None:
-    """For a question asking which named things (:func:`lit3r.reading.named.asks_names`) answered by one sentence
-    unit, the stretch of it from its first name to its last, citing the unit; ``None`` otherwise (a table row, a
-    unit naming nothing, or any other question)."""
-    if kind != "sentence" or len(chosen) != 1 or chosen[0].unit.context or not asks_names(question):
-        return None
-    unit = (chosen[0].unit.start, chosen[0].unit.end)
-    stretch = names_stretch(chosen[0].chunk.text, unit)
-    return render_span(question, chosen[0].chunk, stretch, unit) if stretch else None
-
-
 def holding(wanted: set[str], scorer: Scorer) -> Scorer:
     """``scorer`` with every sentence that holds none of the ``wanted`` terms scored 0 (``__wrapped__``: ``scorer``)."""
 
@@ -459,7 +424,7 @@ def extractive_answer(
         return computed
     if covered < min_coverage and answer_form(question) != "boolean":  # measured: yes/no questions lose by it
         return insufficient_answer(question)
-    if asks_languages(question) and answer_form(question) != "boolean" and papers_asked is None:
+    if asks_languages(question) and form == "auto" and answer_form(question) != "boolean" and papers_asked is None:
         named = languages_answer(question, scored, min_score, relative_floor)
         if named is not None or quantity_required:
             answer = named or insufficient_answer(question)

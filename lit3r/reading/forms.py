@@ -8,6 +8,9 @@
 * ``quantity``: the number with what it counts, "1,240 questions [1]"
   (:func:`~lit3r.reading.spans.number_span`), else as ``span``;
 * ``span``: the shortest span that carries the answer (:func:`~lit3r.reading.spans.answer_span`).
+* a question asking which languages: the language names of the evidence (:func:`languages_answer`); which
+  datasets, baselines, models, tools or metrics: the stretch of the chosen sentence that names them
+  (:func:`named_answer`). The extractive reader shapes these two whatever its ``form`` default.
 
 A span answer quotes a slice of one sentence, and its citation quotes that whole sentence. When no span is
 found, or a span would read as more than one sentence, there is no typed answer and the caller quotes the
@@ -16,11 +19,14 @@ sentence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from lit3r.answers.question import OPTION_SEPARATOR, AnswerForm
 from lit3r.answers.sentences import Span, split_sentences
 from lit3r.models import Answer
+from lit3r.reading.languages import language_spans, names_span
+from lit3r.reading.named import asks_names, names_stretch
 from lit3r.reading.polarity import cue_spans, yes_or_no
 from lit3r.reading.quotes import Candidate, render_span
 from lit3r.reading.scoring import query_terms, terms
@@ -93,3 +99,37 @@ def typed_answer(question: str, form: AnswerForm, candidate: Candidate) -> Answe
         return None
     span, sentence = found
     return render_span(question, candidate.chunk, span, sentence)
+
+
+def languages_answer(
+    question: str, scored: list[tuple[Candidate, float]], min_score: float, relative_floor: float
+) -> Answer | None:
+    """The answer to a question asking which languages (:func:`lit3r.reading.languages.asks_languages`): among the units
+    of ``scored`` that name a language and score at least ``relative_floor`` of the best of them, the one naming the
+    most languages, quoted from the first name to the last in its sentence naming the most ("Dutch, Spanish, English
+    and German [1]", citing the sentence); ``None`` when no unit scoring at least ``min_score`` names one. A unit
+    sharing no word with the question may name the language asked for ("what language was the data in?" is answered
+    by "... sentence pairs from English Wikipedia"): the names are what is asked, not the question's words."""
+    named = [(c, s) for c, s in scored if s >= min_score and language_spans(c.chunk.text, c.unit.start, c.unit.end)]
+    if not named:
+        return None
+    top = max(s for _c, s in named)
+    best = max(
+        (c for c, s in named if s >= relative_floor * top),
+        key=lambda c: len({c.chunk.text[a:b] for a, b in language_spans(c.chunk.text, c.unit.start, c.unit.end)}),
+    )
+    text = best.chunk.text
+    sentence = max(best.sentences(), key=lambda span: len({text[a:b] for a, b in language_spans(text, *span)}))
+    span = names_span(text, sentence)
+    return render_span(question, best.chunk, span, sentence) if span else None
+
+
+def named_answer(question: str, kind: AnswerForm, chosen: Sequence[Candidate]) -> Answer | None:
+    """For a question asking which named things (:func:`lit3r.reading.named.asks_names`) answered by one sentence
+    unit, the stretch of it from its first name to its last, citing the unit; ``None`` otherwise (a table row, a
+    unit naming nothing, or any other question)."""
+    if kind != "sentence" or len(chosen) != 1 or chosen[0].unit.context or not asks_names(question):
+        return None
+    unit = (chosen[0].unit.start, chosen[0].unit.end)
+    stretch = names_stretch(chosen[0].chunk.text, unit)
+    return render_span(question, chosen[0].chunk, stretch, unit) if stretch else None
