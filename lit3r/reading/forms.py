@@ -131,5 +131,5 @@ def named_answer(question: str, kind: AnswerForm, chosen: Sequence[Candidate]) -
     if kind != "sentence" or len(chosen) != 1 or chosen[0].unit.context or not asks_names(question):
         return None
     unit = (chosen[0].unit.start, chosen[0].unit.end)
-    stretch = names_stretch(chosen[0].chunk.text, unit)
+    stretch = names_stretch(chosen[0].chunk.text, unit, question)
     return render_span(question, chosen[0].chunk, stretch, unit) if stretch else None

@@ -22,7 +22,7 @@ _ASKS = re.compile(
     r"|tools?|metrics?)\b",
     re.IGNORECASE,
 )
-_TOKEN = re.compile(r"[A-Za-z0-9][\w\-.]*\w|[A-Za-z0-9]")
+_TOKEN = re.compile(r"[A-Za-z0-9][\w\-.@]*\w|[A-Za-z0-9]")
 _PLACEHOLDER = re.compile(r"(?:BIBREF|FIGREF|TABREF|SECREF|INLINEFORM|DISPLAYFORM|EQREF)\d*")
 
 
@@ -31,17 +31,20 @@ def asks_names(question: str) -> bool:
     return bool(_ASKS.search(question))
 
 
-def _named(token: str, opens: bool) -> bool:
-    if _PLACEHOLDER.fullmatch(token):
+def _named(token: str, opens: bool, given: set[str]) -> bool:
+    if _PLACEHOLDER.fullmatch(token) or token.lower() in given or re.split(r"[-.@]", token)[0].lower() in given:
         return False
     return any(ch.isupper() for ch in token[1:]) or (token[0].isupper() and not opens)
 
 
-def names_stretch(text: str, sentence: Span) -> Span | None:
-    """The stretch of ``text[sentence]`` from its first name to its last (see the module docstring); ``None`` when
-    it names nothing or the stretch is the whole sentence."""
+def names_stretch(text: str, sentence: Span, question: str = "") -> Span | None:
+    """The stretch of ``text[sentence]`` from its first name to its last (see the module docstring), the names the
+    ``question`` gives left out (they say what it asks about, not the answer: "Which datasets are used to evaluate
+    PaSa?" is not answered by "PaSa", nor by "PaSa-7b"); ``None`` when it names nothing else or the stretch is the
+    whole sentence."""
+    given = {w.lower() for w in _TOKEN.findall(question)}
     found = [
-        (m.start(), m.end()) for i, m in enumerate(_TOKEN.finditer(text, *sentence)) if _named(m.group(), opens=i == 0)
+        (m.start(), m.end()) for i, m in enumerate(_TOKEN.finditer(text, *sentence)) if _named(m.group(), i == 0, given)
     ]
     if not found:
         return None

@@ -49,3 +49,13 @@ def test_a_which_dataset_question_quotes_the_names_and_cites_the_sentence() -> N
     assert answer.citations[0].quote == "We use the Yelp Challenge dataset BIBREF2 for our fake review generation."
     other = extractive_answer("Why do they generate fake reviews?", [data])
     assert other.text.startswith("We use the Yelp Challenge dataset")  # not a names question: the sentence
+
+
+def test_the_names_the_question_gives_are_not_the_answer() -> None:
+    text = "To evaluate PaSa-7b in real-world scenarios, we also constructed RealScholarQuery, a dataset of queries."
+    stretch = names_stretch(text, (0, len(text)), "Which datasets are used to evaluate PaSa?")
+    assert text[slice(*stretch)] == "RealScholarQuery"
+    lead = "We compare PaSa-7b against the following baselines:"
+    assert names_stretch(lead, (0, len(lead)), "What baselines does PaSa compare against?") is None  # nothing else
+    measures = "We evaluate recall using Recall@20, Recall@50, and Recall@100."
+    assert measures[slice(*names_stretch(measures, (0, len(measures))))] == "Recall@20, Recall@50, and Recall@100"
