@@ -1,4 +1,5 @@
-"""A yes/no question about something the papers read never mention is answered "No".
+"""A yes/no question about something the papers read never mention is answered "No"; any other question naming
+something they never mention is not answered.
 
 "Did they use crowdsourcing to annotate the dataset?", "Does their model use MFCC?", "Do they compare against LDA?"
 ask whether a paper does a named thing; a paper that did it says so, in the thing's own name. When no chunk of the
@@ -27,6 +28,12 @@ Nothing here reads a question the papers do not hold: the papers' coverage check
 question ("Don't they use ...?") and a question with options are left to the readers. The answer quotes what the
 best-matching sentence says instead ("No — The dataset was annotated by two trained linguists. [1]");
 :attr:`lit3r.models.Answer.unmentioned` names the words its "No" rests on.
+
+Any other question (without options) that names a thing none of the papers read mentions, in their chunks or
+titles, is not read (:func:`unnamed`): "Which optimizer was used to train AlphaGo?" over papers that never name
+AlphaGo abstains, though they share "optimizer" and "train". Here only words spelt as names count (a capitalised
+word inside the question, a coined or versioned name; not an acronym, see :func:`proper_name`), since the question
+is not about the authors' own work and a common word may be put otherwise.
 """
 
 from __future__ import annotations
