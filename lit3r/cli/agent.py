@@ -39,6 +39,8 @@ def print_answer(answer: Answer) -> None:
         out.print(Text(printable(verification_line(answer)), "dim"))
     if answer.sufficient and (line := assurance_line(answer)):
         out.print(Text(printable(line), "dim"))
+    elif not answer.sufficient and answer.unmentioned:  # abstained on names no paper read mentions
+        out.print(Text(printable(f"no paper read mentions {', '.join(answer.unmentioned)}"), "dim"))
     for fallback in answer.fallbacks:
         err.print(Text.assemble(("fell back: ", "yellow"), printable(fallback)))
     if answer.candidate_papers:

@@ -250,6 +250,12 @@ def test_a_no_resting_on_a_technical_word_no_paper_mentions_says_so(page, server
     assert answer_of(server, message)["answer"]["unmentioned"] == ["LoRA"]
 
 
+def test_an_abstention_on_a_name_no_paper_mentions_says_which(page, server) -> None:
+    message = ask(page, "Which optimizer was used to train AlphaGo?")  # the demo papers never name AlphaGo
+    assert "no paper read mentions AlphaGo" in message.locator(".meta").inner_text()
+    assert answer_of(server, message)["answer"]["unmentioned"] == ["AlphaGo"]
+
+
 def test_markdown_is_rendered_and_html_is_not(page) -> None:
     html = page.evaluate(
         """async () => {

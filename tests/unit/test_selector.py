@@ -145,3 +145,14 @@ def test_the_cli_says_whether_the_answer_answers_and_how_sure_it_is() -> None:
     assert assurance_line(answer.model_copy(update={"answers_question": None, "confidence": None})) == ""
     closed = answer.model_copy(update={"answers_question": True, "unmentioned": ["MFCC", "LDA"]})
     assert assurance_line(closed).endswith("; no paper read mentions MFCC, LDA")
+
+
+def test_the_cli_says_which_names_an_abstention_rests_on(capsys) -> None:
+    from lit3r.answers import insufficient_answer
+    from lit3r.cli.agent import print_answer
+
+    abstained = insufficient_answer("Which optimizer was used to train AlphaGo?")
+    print_answer(abstained.model_copy(update={"unmentioned": ["AlphaGo"]}))
+    assert "no paper read mentions AlphaGo" in capsys.readouterr().out
+    print_answer(abstained)
+    assert "no paper read mentions" not in capsys.readouterr().out

@@ -342,9 +342,10 @@ async function ask(raw) {
 // Whether the answer supplies what was asked (its kind matched, its evidence found) and how sure the reader is:
 // apart from "claims supported", which says only that the quotes stand in their chunks.
 function assurance(doc) {
-  if (doc.sufficient === false) return "";
+  const named = doc.unmentioned && doc.unmentioned.length ? `no paper read mentions ${doc.unmentioned.join(", ")}` : "";
+  if (doc.sufficient === false) return named; // an abstention on names no paper read mentions says which
   let sure = doc.confidence != null ? ` · confidence ${Number(doc.confidence).toFixed(2)}` : "";
-  if (doc.unmentioned && doc.unmentioned.length) sure += ` · no paper read mentions ${doc.unmentioned.join(", ")}`;
+  if (named) sure += ` · ${named}`;
   if (doc.answers_question === true) return `answers the question${sure}`;
   if (doc.answers_question === false) return `may not answer the question${sure}`;
   return sure ? sure.slice(3) : "";
