@@ -110,14 +110,15 @@ def languages_answer(
     and German [1]", citing the sentence); ``None`` when no unit scoring at least ``min_score`` names one. A unit
     sharing no word with the question may name the language asked for ("what language was the data in?" is answered
     by "... sentence pairs from English Wikipedia"): the names are what is asked, not the question's words."""
-    named = [(c, s) for c, s in scored if s >= min_score and language_spans(c.chunk.text, c.unit.start, c.unit.end)]
+
+    def languages(c: Candidate) -> set[str]:
+        return {c.chunk.text[a:b] for a, b in language_spans(c.chunk.text, c.unit.start, c.unit.end)}
+
+    named = [(c, s, len(found)) for c, s in scored if s >= min_score and (found := languages(c))]
     if not named:
         return None
-    top = max(s for _c, s in named)
-    best = max(
-        (c for c, s in named if s >= relative_floor * top),
-        key=lambda c: len({c.chunk.text[a:b] for a, b in language_spans(c.chunk.text, c.unit.start, c.unit.end)}),
-    )
+    top = max(s for _c, s, _n in named)
+    best = max(((c, n) for c, s, n in named if s >= relative_floor * top), key=lambda pair: pair[1])[0]
     text = best.chunk.text
     sentence = max(best.sentences(), key=lambda span: len({text[a:b] for a, b in language_spans(text, *span)}))
     span = names_span(text, sentence)
