@@ -283,6 +283,13 @@ def pubmedqa(
     no_options: Annotated[
         bool, typer.Option("--no-options", help="Ask without the options (the reader's own Yes/No is the answer).")
     ] = False,
+    split: Annotated[
+        str,
+        typer.Option(
+            help="PQA-L's 'test' questions (the 500 ids of test_ground_truth.json) or its 'train' questions (the "
+            "other 500, for development)."
+        ),
+    ] = "test",
     limit: Annotated[int | None, typer.Option(help="Ask only the first N questions (after --every).")] = None,
     every: Annotated[int | None, typer.Option(help="Ask every N-th question (from the first).")] = None,
     report_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON to this file.")] = None,
@@ -297,20 +304,24 @@ def pubmedqa(
 
     if setting not in ("own", "open", "both"):
         fail(f"--setting takes own, open or both, not {setting!r}")
+    if split not in ("test", "train"):
+        fail(f"--split takes test or train, not {split!r}")
     if (limit is not None and limit < 1) or (every is not None and every < 1):
         fail("--limit and --every must be at least 1")
     try:
-        kind, items = pm.load_items(data)
+        kind, items = pm.load_items(data, split)  # type: ignore[arg-type]
     except pm.PubMedQAFormatError as exc:
         fail(str(exc))
     if not items:
         fail(f"{data}: no question found")
     labels = pm.PQAL_LABELS if kind == "pqal" else pm.YES_NO_LABELS
-    corpus = pm.write_corpus(items, state.settings.home / "evals" / "sources" / f"pubmedqa-{kind}.jsonl")
+    name = f"pubmedqa-{kind}.jsonl" if split == "test" else f"pubmedqa-{kind}-{split}.jsonl"
+    corpus = pm.write_corpus(items, state.settings.home / "evals" / "sources" / name)
     index, settings = _eval_index(corpus)
     chosen = pm.sample(items, limit, every)
     settings_run = ("own", "open") if setting == "both" else (setting,)
     document: dict[str, Any] = {"data": str(data), "split": kind, "options": None if no_options else list(labels)}
+    document["question_split"] = split
     with local_llm(settings, home=state.settings.home) as settings, _session(settings, index) as session:
         for name in settings_run:
 
@@ -333,7 +344,8 @@ def pubmedqa(
 def _pubmedqa_summary(document: dict, settings_run: tuple[str, ...]) -> str:
     """Accuracy and macro-F1 per setting, then the published figures of the same split."""
     asked = "with options " + "/".join(document["options"]) if document["options"] else "without options"
-    lines = [f"PubMedQA {document['split']} ({asked}), reasoning-required contexts"]
+    which = "" if document.get("question_split", "test") == "test" else f" {document['question_split']} questions"
+    lines = [f"PubMedQA {document['split']}{which} ({asked}), reasoning-required contexts"]
     for name in settings_run:
         r = document[name]
         lines.append(
@@ -342,6 +354,14 @@ def _pubmedqa_summary(document: dict, settings_run: tuple[str, ...]) -> str:
             f"predicted {json.dumps(r['predicted'])}; majority of these {100 * r['majority_accuracy']:.1f}; "
             f"median {r['seconds_median']} s)"
         )
+        if r.get("quoted_sections"):
+            answered, common = sum(r["quoted_sections"].values()), list(r["quoted_sections"].items())[:4]
+            lines.append(
+                f"    quotes from a results section: {r['quoted_from_results']} of {answered} answered (most quoted "
+                f"sections: {', '.join(f'{k} {v}' for k, v in common)})"
+            )
+    if document.get("question_split") == "train":
+        lines.append("  (training questions: the shipped verdict model was fitted on them, so accuracy is in-sample)")
     for row in document["published"]:
         f1 = f", macro-F1 {row['macro_f1']:.1f}" if "macro_f1" in row else ""
         lines.append(f"  published {row['system']}: accuracy {row['accuracy']:.1f}{f1} ({row['source']})")

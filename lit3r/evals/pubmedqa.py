@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import statistics
 import time
 from collections import Counter
@@ -141,14 +142,17 @@ def load_scholarqabench(path: Path) -> list[PubMedItem]:
     return items
 
 
-def load_items(path: Path) -> tuple[str, list[PubMedItem]]:
-    """``("pqal", test items)`` for the PQA-L folder or file, ``("scholarqabench", items)`` for a JSON-lines file."""
+def load_items(path: Path, split: Literal["test", "train"] = "test") -> tuple[str, list[PubMedItem]]:
+    """``("pqal", items of split)`` for the PQA-L folder or file, ``("scholarqabench", items)`` for a JSON-lines
+    file (which has no split: ``split`` must be ``"test"``)."""
     path = Path(path)
     if not path.exists():
         raise PubMedQAFormatError(f"{path}: no such file or folder")
     if path.suffix == ".jsonl":
+        if split != "test":
+            raise PubMedQAFormatError(f"{path}: ScholarQABench's file has no training split (only PQA-L has)")
         return "scholarqabench", load_scholarqabench(path)
-    return "pqal", load_pqal(path)
+    return "pqal", load_pqal(path, split)
 
 
 def write_corpus(items: Sequence[PubMedItem], path: Path) -> Path:
@@ -201,16 +205,35 @@ def run(items: Sequence[PubMedItem], ask: Asker, labels: Sequence[str], on_item:
             rows.append({"id": item.id, "gold": item.label, "predicted": None, "error": f"{type(exc).__name__}: {exc}"})
         else:
             seconds.append(time.perf_counter() - started)
+            cited = answer.citations[0] if answer.citations else None
             rows.append({
                 "id": item.id, "gold": item.label, "predicted": predicted_label(answer, labels),
                 "answer": answer.text, "confidence": getattr(answer, "confidence", None),
+                "quoted_section": cited.locator.section if cited else None,
             })  # fmt: skip
         if on_item:
             on_item()
     report = scores([r["gold"] for r in rows], [r["predicted"] for r in rows], labels)
+    report |= quote_report(rows)
     report["failed_questions"] = sum("error" in r for r in rows)
     report["seconds_median"] = round(statistics.median(seconds), 3) if seconds else None
     return report, rows
+
+
+RESULT_HEADING = re.compile(r"result|finding|outcome", re.IGNORECASE)
+"""A section heading that names what a study found (RESULTS, PRINCIPAL FINDINGS, METHODS AND RESULTS ...)."""
+
+
+def quote_report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Where the answered questions' quotes come from: the count of each section heading their first citation lies
+    under (an abstract's BACKGROUND, OBJECTIVE, METHODS, RESULTS ...), and how many lie under a heading naming the
+    results (where an abstract reports what was found, which is what shows a verdict)."""
+    answered = [r for r in rows if r.get("predicted") is not None]
+    sections = Counter(str(r.get("quoted_section") or "(none)") for r in answered)
+    return {
+        "quoted_sections": dict(sections.most_common()),
+        "quoted_from_results": sum(n for heading, n in sections.items() if RESULT_HEADING.search(heading)),
+    }
 
 
 def sample(items: Sequence[PubMedItem], limit: int | None, every: int | None) -> list[PubMedItem]:

@@ -35,6 +35,7 @@ from lit3r.reading.verdict_features import (
     cue_features,
     cue_names,
     has_cue,
+    result_units,
     text_fields,
 )
 
@@ -199,13 +200,24 @@ SUPPORT_CUES: dict[str, tuple[str, ...]] = {
     "maybe": ("hedge", "nonsignificant"),
 }
 """The cue classes a sentence quoted for a verdict should carry."""
+RESULT_FLOOR = 0.5
+"""A result unit is quoted for a verdict only when it matches the question at least this share as well as the
+best-matching unit (a result about something else does not show the verdict)."""
 
 
 def supporting(reading: Reading, pool: Sequence[Candidate], scores: Sequence[float], verdict: str) -> Candidate:
-    """The unit to quote for ``verdict``: among the best-matching units, the best one carrying one of its cues
-    (:data:`SUPPORT_CUES`); the best-matching unit when none does."""
-    order = sorted(range(len(pool)), key=lambda i: (-scores[i], i))[:TOP]
-    for i in order:
-        if any(has_cue(kind, pool[i].text) for kind in SUPPORT_CUES[verdict]):
-            return pool[i]
-    return reading.candidate
+    """The unit to quote for ``verdict``: where a section heading names the results (an abstract's RESULTS), the
+    best-matching result unit carrying one of the verdict's cues (:data:`SUPPORT_CUES`), else the best-matching
+    result unit; without one, the best of the best-matching units carrying a cue, else the best-matching unit.
+    The verdict is read from what the study found, so its quote comes from there rather than from the background
+    that restates the question. A result unit counts only when it matches the question at least
+    :data:`RESULT_FLOOR` times as well as the best unit."""
+    order = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
+    floor = RESULT_FLOOR * max(scores, default=0.0)
+    results, named = result_units(pool)
+    in_results = {id(c) for c in results} if named else set()
+    found = [i for i in order if id(pool[i]) in in_results and scores[i] > 0 and scores[i] >= floor][:TOP]
+    cued = [i for i in [*found, *order[:TOP]] if any(has_cue(kind, pool[i].text) for kind in SUPPORT_CUES[verdict])]
+    if found:
+        return pool[cued[0] if cued and cued[0] in found else found[0]]
+    return pool[cued[0]] if cued else reading.candidate

@@ -148,3 +148,26 @@ def test_the_verdict_reads_the_results_section_of_evidence_in_any_order() -> Non
             pool = candidates(order)
             p = read_verdict(question, pool, [1.0] * len(pool)).probabilities
             assert max(p, key=p.get) == ("no" if results is NO_EFFECT else "yes")
+
+
+def test_the_quote_for_a_verdict_is_the_result_that_shows_it_not_the_background() -> None:
+    question = "Does aspirin reduce the rate of stroke in older patients?"
+    aim = chunk("It is not known whether aspirin reduces the rate of stroke in older patients.", 1, "BACKGROUND")
+    results = chunk(
+        "Follow-up lasted two years. In older patients aspirin did not lower the rate of stroke (12% vs 13%, "
+        "p = 0.61).",
+        2,
+        "RESULTS",
+    )
+    answer = extractive_answer(question, [aim, results], options=["yes", "no", "maybe"])
+    assert answer.option == "no"
+    assert answer.citations[0].locator.section == "RESULTS"
+    assert answer.citations[0].quote.startswith("In older patients aspirin did not lower the rate of stroke")
+
+
+def test_a_result_about_something_else_is_not_quoted_for_the_verdict() -> None:
+    question = "Does aspirin reduce the rate of stroke in older patients?"
+    aim = chunk("Aspirin did not reduce the rate of stroke in older patients.", 1, "CONCLUSIONS")
+    unrelated = chunk("Bleeding was rare (p = 0.61).", 2, "RESULTS")
+    answer = extractive_answer(question, [aim, unrelated], options=["yes", "no", "maybe"])
+    assert answer.citations[0].locator.section == "CONCLUSIONS"
