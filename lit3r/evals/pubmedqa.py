@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 import statistics
 import time
 from collections import Counter
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lit3r.models import Answer
+from lit3r.reading.verdict_features import RESULT_SECTION
 
 Setting = Literal["own", "open"]
 PQAL_LABELS = ("yes", "no", "maybe")
@@ -220,19 +220,16 @@ def run(items: Sequence[PubMedItem], ask: Asker, labels: Sequence[str], on_item:
     return report, rows
 
 
-RESULT_HEADING = re.compile(r"result|finding|outcome", re.IGNORECASE)
-"""A section heading that names what a study found (RESULTS, PRINCIPAL FINDINGS, METHODS AND RESULTS ...)."""
-
-
 def quote_report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Where the answered questions' quotes come from: the count of each section heading their first citation lies
     under (an abstract's BACKGROUND, OBJECTIVE, METHODS, RESULTS ...), and how many lie under a heading naming the
-    results (where an abstract reports what was found, which is what shows a verdict)."""
+    results (:data:`~lit3r.reading.verdict_features.RESULT_SECTION`: RESULTS, PRINCIPAL FINDINGS ...; where an
+    abstract reports what was found, which is what shows a verdict)."""
     answered = [r for r in rows if r.get("predicted") is not None]
     sections = Counter(str(r.get("quoted_section") or "(none)") for r in answered)
     return {
         "quoted_sections": dict(sections.most_common()),
-        "quoted_from_results": sum(n for heading, n in sections.items() if RESULT_HEADING.search(heading)),
+        "quoted_from_results": sum(n for heading, n in sections.items() if RESULT_SECTION.search(heading)),
     }
 
 
