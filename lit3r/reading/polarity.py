@@ -13,7 +13,9 @@ literature lists (NegEx; the *SEM 2012 shared task on negation cues):
 The rule: the answer is "No" when exactly one of the question and the sentence is negated, else "Yes" (a negated
 question "Don't they ...?" answered by a negated sentence is a "Yes" to the question's content). A cue that denies
 only its object ("X rather than Y", "X instead of Y", "X without Y") negates the sentence for the question only when
-some of the question's terms come after it. Expressions that contain a cue but do not negate (``not only``, ``no
+some of the question's terms stand in its object: the words after it up to the next comma, semicolon, colon,
+bracket or dash ("Verification alone, without further rounds, halves the rate of unsupported claims" denies
+further rounds, not the reduction). Expressions that contain a cue but do not negate (``not only``, ``no
 longer than``, ``no more than``, ``whether or not``, ``if not``, ``not to mention``) are not cues. There is no
 parameter.
 """
@@ -32,6 +34,8 @@ _CUES = re.compile(
     re.IGNORECASE,
 )
 _OBJECT_SCOPED = re.compile(r"instead of|rather than|without", re.IGNORECASE)
+_OBJECT_END = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
+"""Where the object of an object-scoped cue ends: the phrase it governs is closed by punctuation."""
 _NOT_NEGATING = re.compile(
     r"\bnot only\b|\bnot just\b|\bno (?:longer|more|less|fewer) than\b|\bwhether or not\b|\bif not\b"
     r"|\bnot to mention\b|\bno doubt\b",
@@ -58,14 +62,16 @@ def is_negative(sentence: str) -> bool:
 
 def denies_asked(question: str, sentence: str) -> bool:
     """Whether the deciding sentence negates what the question asks: it carries a negation cue, other than one that
-    denies only its object ("rather than", "instead of", "without") that none of the question's terms follow. "X
-    rather than Y" affirms X and denies Y: "We fuse rankings rather than scores" answers "Do they fuse rankings?" with
-    Yes and "Do they fuse scores?" with No; "The reranker repeats the terms without answering" still reranks."""
+    denies only its object ("rather than", "instead of", "without") whose object holds none of the question's terms.
+    "X rather than Y" affirms X and denies Y: "We fuse rankings rather than scores" answers "Do they fuse rankings?"
+    with Yes and "Do they fuse scores?" with No; "The reranker repeats the terms without answering" still reranks.
+    The object runs to the next comma, semicolon, colon, bracket or dash (:data:`_OBJECT_END`)."""
     asked = query_terms(question)
     for start, end in cue_spans(sentence):
         if not _OBJECT_SCOPED.fullmatch(sentence[start:end]):
             return True
-        if not asked or asked & set(terms([sentence[end:]])[0]):
+        closed = _OBJECT_END.search(sentence, end)
+        if not asked or asked & set(terms([sentence[end : closed.start() if closed else len(sentence)]])[0]):
             return True
     return False
 

@@ -60,6 +60,13 @@ def test_the_question_that_needs_two_papers_compares_their_values(session) -> No
     assert {c.paper_id for c in restricted.citations} <= {"demo-sparse-retrieval"}, restricted.text
 
 
+def test_the_demo_s_first_question_asked_as_yes_no_is_answered_yes(session) -> None:
+    # "Verification alone, without further rounds, halves the rate of unsupported claims": "without" denies
+    # "further rounds" (its object ends at the comma), not the reduction the question asks about.
+    answer = session.ask("Does evidence verification reduce unsupported claims?")
+    assert answer.option == "Yes" and "halves the rate of unsupported claims" in answer.text, answer.text
+
+
 def test_the_question_the_demo_corpus_cannot_answer_abstains(session) -> None:
     # Every demo paper reports recall on the development set only; the sparse-retrieval paper's "0.61 recall at
     # 10" names no split, but its paper says it answers "on the development split of LocatorQA".

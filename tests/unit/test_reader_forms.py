@@ -145,6 +145,14 @@ def test_negation_cues(sentence: str, cues: list[str]) -> None:
         ("Do they use ELMo?", "We use BERT instead of ELMo.", "No"),
         ("Do they use BERT?", "We use BERT instead of ELMo.", "Yes"),
         ("Do they use BERT?", "BERT was not used.", "No"),  # a cue after the term still negates
+        # the object of "without" ends at punctuation: what follows the comma is not denied
+        (
+            "Does evidence verification reduce unsupported claims?",
+            "Verification alone, without further rounds, halves the rate of unsupported claims.",
+            "Yes",
+        ),
+        ("Do they use labelled data?", "We train without any labelled data, as in earlier work.", "No"),
+        ("Do they fine-tune on the target task?", "It performs well without fine-tuning on the target task.", "No"),
     ],
 )
 def test_yes_or_no(question: str, sentence: str, expected: str) -> None:
