@@ -30,7 +30,7 @@ from functools import cached_property
 import numpy as np
 
 from lit3r.answers.question import is_negated
-from lit3r.reading.polarity import negation_cues
+from lit3r.reading.polarity import denies_asked, negation_cues
 from lit3r.reading.quotes import Candidate
 from lit3r.reading.scoring import query_terms
 from lit3r.reading.spans import best_clause
@@ -148,11 +148,13 @@ def _share(n: int, m: int) -> float:
     return (n + 1) / (n + m + 2)
 
 
-def _clause_negated(question_terms: set[str], candidate: Candidate) -> bool:
-    """Whether the clause of the unit that holds the most question terms carries a negation cue."""
+def _clause_negated(question: str, question_terms: set[str], candidate: Candidate) -> bool:
+    """Whether the clause of the unit that holds the most question terms denies what the question asks
+    (:func:`~lit3r.reading.polarity.denies_asked`: a negation cue, an object-scoped one only when its object
+    holds the question's terms)."""
     text, unit = candidate.chunk.text, candidate.unit
     start, end = best_clause(text, (unit.start, unit.end), question_terms)
-    return bool(negation_cues(text[start:end]))
+    return denies_asked(question, text[start:end])
 
 
 def cue_features(question: str, pool: Sequence[Candidate], scores: Sequence[float], coverage: float) -> np.ndarray:
@@ -178,9 +180,9 @@ def cue_features(question: str, pool: Sequence[Candidate], scores: Sequence[floa
     row += [math.log1p(significant), math.log1p(not_significant), _share(significant, not_significant)]
     row += [math.log1p(said), math.log1p(said_not), _share(said, said_not)]
     wanted = query_terms(question)
-    row += [float(_clause_negated(wanted, by_score[0])) if by_score else 0.0]
+    row += [float(_clause_negated(question, wanted, by_score[0])) if by_score else 0.0]
     top = groups["results_top"]
-    row += [sum(_clause_negated(wanted, c) for c in top) / len(top) if top else 0.0]
+    row += [sum(_clause_negated(question, wanted, c) for c in top) / len(top) if top else 0.0]
     row += [float(is_negated(question)), *(float(bool(p.search(question))) for p in QUESTION_CUES.values())]
     row += [coverage, math.log1p(len(pool)), float(named)]
     return np.asarray(row, dtype=float)

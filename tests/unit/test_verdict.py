@@ -171,3 +171,16 @@ def test_a_result_about_something_else_is_not_quoted_for_the_verdict() -> None:
     unrelated = chunk("Bleeding was rare (p = 0.61).", 2, "RESULTS")
     answer = extractive_answer(question, [aim, unrelated], options=["yes", "no", "maybe"])
     assert answer.citations[0].locator.section == "CONCLUSIONS"
+
+
+def test_the_clause_negation_features_read_negation_as_the_yes_no_rule_does() -> None:
+    names = feature_names()
+    question = "Does evidence verification reduce unsupported claims?"
+    scoped = candidates([chunk("Verification alone, without further rounds, halves the rate of unsupported claims.")])
+    denied = candidates([chunk("Verification did not reduce the rate of unsupported claims.")])
+    rows = [evidence_features(question, pool, [1.0])[0] for pool in (scoped, denied)]
+    at = [names.index("best_clause_negated"), names.index("results_clause_negated")]
+    assert [rows[0][i] for i in at] == [0.0, 0.0]  # "without" denies further rounds, not the reduction
+    assert [rows[1][i] for i in at] == [1.0, 1.0]
+    answer = extractive_answer(question, [chunk(scoped[0].text, 3, "Results")], options=["yes", "no", "maybe"])
+    assert answer.option == "yes", answer.text
