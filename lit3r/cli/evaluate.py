@@ -320,8 +320,9 @@ def pubmedqa(
     index, settings = _eval_index(corpus)
     chosen = pm.sample(items, limit, every)
     settings_run = ("own", "open") if setting == "both" else (setting,)
-    document: dict[str, Any] = {"data": str(data), "split": kind, "options": None if no_options else list(labels)}
-    document["question_split"] = split
+    document: dict[str, Any] = {
+        "data": str(data), "split": kind, "question_split": split, "options": None if no_options else list(labels)
+    }  # fmt: skip
     with local_llm(settings, home=state.settings.home) as settings, _session(settings, index) as session:
         for name in settings_run:
 

@@ -207,7 +207,7 @@ def verdict_answer(
     allowed = [v for v in VERDICTS if v in named.values()]
     verdict = choose(reading.probabilities, allowed)
     option = next(o for o, v in named.items() if v == verdict)
-    candidate = supporting(reading, pool, scores, verdict)
+    candidate = supporting(pool, scores, verdict)
     answer = render(question, [candidate], prefix=f"{option}{OPTION_SEPARATOR}")
     confidence = reading.probabilities[verdict] / sum(reading.probabilities[v] for v in allowed)
     return answer.model_copy(update={"option": option, "confidence": round(confidence, 4), "answers_question": True})

@@ -146,10 +146,10 @@ def choose(probabilities: dict[str, float], allowed: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Reading:
-    """The verdict probabilities of a question over its evidence, and the sentence that best shows it."""
+    """The verdict probabilities of a question over its evidence, and the share of the question's terms its
+    best-matching unit holds (the unit to quote is :func:`supporting`'s choice, made once the verdict is chosen)."""
 
     probabilities: dict[str, float]
-    candidate: Candidate
     coverage: float
 
 
@@ -171,8 +171,8 @@ def read_verdict(
     """The model's verdict on ``question`` from the evidence units (None without evidence)."""
     if not pool:
         return None
-    row, fields, best, coverage = evidence_features(question, pool, scores)
-    return Reading((model or load_model()).probabilities(row, fields), pool[best], coverage)
+    row, fields, _best, coverage = evidence_features(question, pool, scores)
+    return Reading((model or load_model()).probabilities(row, fields), coverage)
 
 
 OPTION_VERDICTS: dict[str, str] = {
@@ -205,7 +205,7 @@ RESULT_FLOOR = 0.5
 best-matching unit (a result about something else does not show the verdict)."""
 
 
-def supporting(reading: Reading, pool: Sequence[Candidate], scores: Sequence[float], verdict: str) -> Candidate:
+def supporting(pool: Sequence[Candidate], scores: Sequence[float], verdict: str) -> Candidate:
     """The unit to quote for ``verdict``: where a section heading names the results (an abstract's RESULTS), the
     best-matching result unit carrying one of the verdict's cues (:data:`SUPPORT_CUES`), else the best-matching
     result unit; without one, the best of the best-matching units carrying a cue, else the best-matching unit.
@@ -217,7 +217,10 @@ def supporting(reading: Reading, pool: Sequence[Candidate], scores: Sequence[flo
     results, named = result_units(pool)
     in_results = {id(c) for c in results} if named else set()
     found = [i for i in order if id(pool[i]) in in_results and scores[i] > 0 and scores[i] >= floor][:TOP]
-    cued = [i for i in [*found, *order[:TOP]] if any(has_cue(kind, pool[i].text) for kind in SUPPORT_CUES[verdict])]
+
+    def cued(i: int) -> bool:
+        return any(has_cue(kind, pool[i].text) for kind in SUPPORT_CUES[verdict])
+
     if found:
-        return pool[cued[0] if cued and cued[0] in found else found[0]]
-    return pool[cued[0]] if cued else reading.candidate
+        return pool[next((i for i in found if cued(i)), found[0])]
+    return pool[next((i for i in order[:TOP] if cued(i)), order[0])]
